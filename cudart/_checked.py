@@ -55,7 +55,7 @@ from ._convert import (  # size relations: generator/sizes.py
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
 from ._threadlocale import keeping_thread_locale
-from .errors import CudaError
+from .errors import CudaError, StatusError
 
 __all__ = [
     "address_error",
@@ -709,6 +709,30 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
     kind = type(handle)
     if kind is not int and kind not in _handles.DESTROYED_CLASSES:
         mark_destroyed(handle, function)
+    if isinstance(handle, Handle) and handle.value:
+        # Its children die with it (generator/lifetimes.py PARENTS); an int is the
+        # caller's promise, as the handle itself is.
+        _handles.parent_destroyed(kind._kind_, handle.value, function)
+
+
+def child_of(child: Any, parent: Any, parent_class: type[Handle]) -> None:
+    """A successful call made the handle `child` as `parent`'s child (a handle of
+    `parent_class`, or its int address): a checked destroy of the parent marks it."""
+    # After the handle conversion: None, an int, or a c_void_p (ours, or another kind
+    # the parameter takes as this one).
+    address = parent.value or 0 if isinstance(parent, ctypes.c_void_p) else parent or 0
+    _handles.add_child(child, parent_class._kind_, address)
+
+
+def child_of_current(child: Any, current: Any) -> None:
+    """A successful call made `child` in the calling thread's current context, which
+    `current` (the module's checked cuCtxGetCurrent) gives."""
+    try:
+        context = current()
+    except StatusError:
+        return  # no context to die with: the child stays the caller's to track
+    if context:
+        _handles.add_child(child, type(context)._kind_, context.value)
 
 
 def claim(value: Any, parameter: str, function: str) -> Any:

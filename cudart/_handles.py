@@ -30,6 +30,15 @@ every create the process makes, including those it never sees, and would cost a 
 on every call; the object mark costs nothing and is never wrong about a new handle.
 Ints and other objects at the same address remain the caller's promise, as in C.
 
+Children (generator/lifetimes.py's PARENTS): a handle a checked call made as another's
+child (a graph's node, a module's function, a context's stream) is recorded under its
+parent's kind and address (`add_child`, weakly: a dropped child is not kept). A checked
+destroy of the parent marks each child recorded under it, and theirs (`parent_destroyed`),
+with the same destroyed subclass a destroy gives: the use of a live handle pays nothing
+more, and a child of a destroyed parent is refused before C. The parent's address is
+forgotten then, so a new parent there starts with none. A parent destroyed otherwise
+(the raw layer, cudaDeviceReset) leaves its children to the caller's promise.
+
 Threads: the checked destroy marks the object BEFORE it calls C (`claim`, atomic under
 one lock), and restores it if C fails (`unclaim`), so of several threads destroying one
 object exactly one reaches C; the others get HandleDestroyedError, as does any use of
@@ -44,6 +53,7 @@ destroy and a Python one (the reference, the ctypes backend) exclude each other.
 from __future__ import annotations
 
 import threading
+import weakref
 from ctypes import c_void_p
 
 from .errors import HandleDestroyedError
@@ -237,3 +247,36 @@ def unclaim(value: object) -> None:
 def destroyed_by(value: object) -> str | None:
     """The function that destroyed the handle object `value`, or None while it lives."""
     return value._destroyed_by_ if isinstance(value, (Handle, IntegerHandle)) else None
+
+
+# (parent kind, parent address) -> weak references to the children made under it.
+# Under _mark_lock; a list pruned of dead references as it grows (see `add_child`).
+_children: dict[tuple[str, int], list[weakref.ref]] = {}
+_PRUNE_AT = 64
+
+
+def add_child(child: object, kind: str, address: int) -> None:
+    """A checked call made the handle object `child` as a child of the handle of `kind`
+    at `address`: destroying that (checked) marks `child` destroyed too."""
+    if not address or not isinstance(child, Handle) or not child.value:
+        return
+    ref = weakref.ref(child)
+    with _mark_lock:
+        children = _children.setdefault((kind, address), [])
+        children.append(ref)
+        if len(children) % _PRUNE_AT == 0:
+            children[:] = [r for r in children if r() is not None]
+
+
+def parent_destroyed(kind: str, address: int, function: str) -> None:
+    """`function` destroyed the handle of `kind` at `address`: mark every child recorded
+    under it (and their children), and forget the address."""
+    pending = [(kind, address)]
+    while pending:
+        with _mark_lock:
+            refs = _children.pop(pending.pop(), [])
+        for ref in refs:
+            child = ref()
+            if child is not None and child.value:
+                mark_destroyed(child, function)
+                pending.append((type(child)._kind_, child.value))

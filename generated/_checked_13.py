@@ -6359,9 +6359,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -6455,9 +6455,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -8428,7 +8428,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8467,6 +8467,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8558,6 +8559,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -8590,6 +8593,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8611,6 +8615,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8646,6 +8652,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8667,6 +8674,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8702,6 +8711,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8723,6 +8733,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8779,6 +8791,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8800,6 +8813,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8856,6 +8871,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8878,7 +8894,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -8919,6 +8935,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8940,6 +8957,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -8988,6 +9007,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9009,6 +9029,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -9057,6 +9079,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9078,6 +9101,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -9115,6 +9140,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9136,6 +9162,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9184,6 +9212,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9211,6 +9240,8 @@ def cudaGraphAddMemcpyNode1D(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9269,6 +9300,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9298,6 +9330,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9367,6 +9401,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9396,6 +9431,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9465,6 +9502,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9486,6 +9524,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -9534,6 +9574,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9557,6 +9598,8 @@ def cudaGraphAddNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -9618,6 +9661,7 @@ def cudaGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -12084,6 +12128,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -12101,6 +12147,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 if _VERSION >= 13010:
 
@@ -13974,6 +14021,8 @@ def cudaLibraryGetKernel(
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
     C: cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
@@ -13991,6 +14040,7 @@ def cudaLibraryGetKernel(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, cudaLibrary_t)
     return pKernel
 
 

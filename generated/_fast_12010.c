@@ -18410,9 +18410,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 191 checked functions in C (generator/render/fast_checked.py), each
+/* 177 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 125 others stay Python only. */
+ * whatever the C happy path does not take. 139 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -18693,7 +18693,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[191];
+static char cudart_checked_reports[177];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -21780,1038 +21780,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaGraphAddDependencies, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cudaGraphAddEmptyNode;
-
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
-        if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
-        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEmptyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
-        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventRecordNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
-        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddKernelNode;
-
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
-        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddKernelNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
-        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemAllocNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
-        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemFreeNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 7 || nargs > 7)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
-        if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode1D, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeFromSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeToSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemsetNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
-        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemsetNode, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
 static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -22853,7 +21821,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22906,7 +21874,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22961,7 +21929,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23020,7 +21988,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23075,7 +22043,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23132,7 +22100,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23185,7 +22153,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23242,7 +22210,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23297,7 +22265,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23365,7 +22333,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23429,7 +22397,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23493,7 +22461,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23557,7 +22525,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23610,7 +22578,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23674,7 +22642,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23738,7 +22706,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23823,7 +22791,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23915,7 +22883,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24007,7 +22975,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24071,7 +23039,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24128,7 +23096,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24185,7 +23153,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24242,7 +23210,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24299,7 +23267,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24356,7 +23324,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24409,7 +23377,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24466,7 +23434,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24544,7 +23512,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24629,7 +23597,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24714,7 +23682,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24771,7 +23739,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24781,66 +23749,6 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphMemsetNodeSetParams, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphNodeFindInClone;
-
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 2 || nargs > 2)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
-        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphNodeFindInClone, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphNodeGetEnabled;
@@ -24891,7 +23799,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24944,7 +23852,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25008,7 +23916,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25075,7 +23983,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25146,7 +24054,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25223,7 +24131,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25280,7 +24188,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25340,7 +24248,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25400,7 +24308,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25467,7 +24375,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25531,7 +24439,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25584,7 +24492,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25640,7 +24548,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25703,7 +24611,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25770,7 +24678,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25834,7 +24742,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25889,7 +24797,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25951,7 +24859,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26011,7 +24919,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26064,7 +24972,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26128,7 +25036,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26178,7 +25086,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26231,7 +25139,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26284,7 +25192,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26348,7 +25256,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26398,7 +25306,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26451,7 +25359,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26531,7 +25439,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26591,7 +25499,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26658,7 +25566,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26721,7 +25629,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26798,7 +25706,7 @@ static PyObject *cudart_checked_cudaMemAdvise(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cudaMemAdvise", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26847,7 +25755,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -26906,7 +25814,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26961,7 +25869,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27023,7 +25931,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27090,7 +25998,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27150,7 +26058,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27214,7 +26122,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27271,7 +26179,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27342,7 +26250,7 @@ static PyObject *cudart_checked_cudaMemPrefetchAsync(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cudaMemPrefetchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27413,7 +26321,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27505,7 +26413,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27604,7 +26512,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27703,7 +26611,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27809,7 +26717,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27908,7 +26816,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28014,7 +26922,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28064,7 +26972,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28121,7 +27029,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28171,7 +27079,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28228,7 +27136,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28306,7 +27214,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28391,7 +27299,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28469,7 +27377,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28554,7 +27462,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28639,7 +27547,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28703,7 +27611,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28781,7 +27689,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28866,7 +27774,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28937,7 +27845,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28978,7 +27886,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29021,7 +27929,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29064,7 +27972,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29108,7 +28016,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29158,7 +28066,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29208,7 +28116,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29265,7 +28173,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29336,7 +28244,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29407,7 +28315,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync_v2(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29464,7 +28372,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29521,7 +28429,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29567,7 +28475,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29620,7 +28528,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29680,7 +28588,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29735,7 +28643,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29790,7 +28698,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29843,7 +28751,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29896,7 +28804,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29949,7 +28857,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30002,7 +28910,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30052,7 +28960,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30104,7 +29012,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30178,7 +29086,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30245,7 +29153,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30305,7 +29213,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30365,7 +29273,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30436,7 +29344,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30507,7 +29415,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync_v2(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30577,19 +29485,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGetSymbolAddress",
     "cudaGetSymbolSize",
     "cudaGraphAddDependencies",
-    "cudaGraphAddEmptyNode",
-    "cudaGraphAddEventRecordNode",
-    "cudaGraphAddEventWaitNode",
-    "cudaGraphAddExternalSemaphoresSignalNode",
-    "cudaGraphAddExternalSemaphoresWaitNode",
-    "cudaGraphAddKernelNode",
-    "cudaGraphAddMemAllocNode",
-    "cudaGraphAddMemFreeNode",
-    "cudaGraphAddMemcpyNode",
-    "cudaGraphAddMemcpyNode1D",
-    "cudaGraphAddMemcpyNodeFromSymbol",
-    "cudaGraphAddMemcpyNodeToSymbol",
-    "cudaGraphAddMemsetNode",
     "cudaGraphChildGraphNodeGetGraph",
     "cudaGraphCreate",
     "cudaGraphDestroy",
@@ -30621,7 +29516,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol",
     "cudaGraphMemcpyNodeSetParamsToSymbol",
     "cudaGraphMemsetNodeSetParams",
-    "cudaGraphNodeFindInClone",
     "cudaGraphNodeGetEnabled",
     "cudaGraphNodeGetType",
     "cudaGraphNodeSetEnabled",
@@ -30772,19 +29666,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGetSymbolAddress,
     cudart_checked_cudaGetSymbolSize,
     cudart_checked_cudaGraphAddDependencies,
-    cudart_checked_cudaGraphAddEmptyNode,
-    cudart_checked_cudaGraphAddEventRecordNode,
-    cudart_checked_cudaGraphAddEventWaitNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
-    cudart_checked_cudaGraphAddKernelNode,
-    cudart_checked_cudaGraphAddMemAllocNode,
-    cudart_checked_cudaGraphAddMemFreeNode,
-    cudart_checked_cudaGraphAddMemcpyNode,
-    cudart_checked_cudaGraphAddMemcpyNode1D,
-    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
-    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
-    cudart_checked_cudaGraphAddMemsetNode,
     cudart_checked_cudaGraphChildGraphNodeGetGraph,
     cudart_checked_cudaGraphCreate,
     cudart_checked_cudaGraphDestroy,
@@ -30816,7 +29697,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
     cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
     cudart_checked_cudaGraphMemsetNodeSetParams,
-    cudart_checked_cudaGraphNodeFindInClone,
     cudart_checked_cudaGraphNodeGetEnabled,
     cudart_checked_cudaGraphNodeGetType,
     cudart_checked_cudaGraphNodeSetEnabled,
@@ -30990,19 +29870,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGetSymbolAddress,
     &cudart_reference_cudaGetSymbolSize,
     &cudart_reference_cudaGraphAddDependencies,
-    &cudart_reference_cudaGraphAddEmptyNode,
-    &cudart_reference_cudaGraphAddEventRecordNode,
-    &cudart_reference_cudaGraphAddEventWaitNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresSignalNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresWaitNode,
-    &cudart_reference_cudaGraphAddKernelNode,
-    &cudart_reference_cudaGraphAddMemAllocNode,
-    &cudart_reference_cudaGraphAddMemFreeNode,
-    &cudart_reference_cudaGraphAddMemcpyNode,
-    &cudart_reference_cudaGraphAddMemcpyNode1D,
-    &cudart_reference_cudaGraphAddMemcpyNodeFromSymbol,
-    &cudart_reference_cudaGraphAddMemcpyNodeToSymbol,
-    &cudart_reference_cudaGraphAddMemsetNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
     &cudart_reference_cudaGraphCreate,
     &cudart_reference_cudaGraphDestroy,
@@ -31034,7 +29901,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol,
     &cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol,
     &cudart_reference_cudaGraphMemsetNodeSetParams,
-    &cudart_reference_cudaGraphNodeFindInClone,
     &cudart_reference_cudaGraphNodeGetEnabled,
     &cudart_reference_cudaGraphNodeGetType,
     &cudart_reference_cudaGraphNodeSetEnabled,

@@ -20206,9 +20206,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 205 checked functions in C (generator/render/fast_checked.py), each
+/* 190 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 134 others stay Python only. */
+ * whatever the C happy path does not take. 149 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -20512,7 +20512,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[205];
+static char cudart_checked_reports[190];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -23574,1119 +23574,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaGraphAddDependencies, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cudaGraphAddEmptyNode;
-
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
-        if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
-        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEmptyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
-        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventRecordNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
-        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddKernelNode;
-
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
-        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddKernelNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
-        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemAllocNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
-        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemFreeNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 7 || nargs > 7)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
-        if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode1D, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeFromSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeToSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemsetNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
-        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemsetNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddNode;
-
-static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 5 || nargs > 5)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long u4;
-    void *a5;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 1, &a3))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 0, 1, &a5))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
-        if (cudart_record_call("cudaGraphAddNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
-        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddNode, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
 static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -24728,7 +23615,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24801,7 +23688,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24854,7 +23741,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24909,7 +23796,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24968,7 +23855,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25023,7 +23910,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25080,7 +23967,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25133,7 +24020,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25190,7 +24077,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25245,7 +24132,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25313,7 +24200,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25377,7 +24264,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25441,7 +24328,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25505,7 +24392,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25558,7 +24445,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25622,7 +24509,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25686,7 +24573,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25771,7 +24658,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25863,7 +24750,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25955,7 +24842,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26019,7 +24906,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26083,7 +24970,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26140,7 +25027,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26197,7 +25084,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26254,7 +25141,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26311,7 +25198,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26368,7 +25255,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26421,7 +25308,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26478,7 +25365,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26556,7 +25443,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26641,7 +25528,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26726,7 +25613,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26783,7 +25670,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26793,66 +25680,6 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphMemsetNodeSetParams, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphNodeFindInClone;
-
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 2 || nargs > 2)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
-        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphNodeFindInClone, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphNodeGetEnabled;
@@ -26903,7 +25730,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26956,7 +25783,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27020,7 +25847,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27077,7 +25904,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27144,7 +25971,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27222,7 +26049,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27299,7 +26126,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27356,7 +26183,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27416,7 +26243,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27476,7 +26303,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27543,7 +26370,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27607,7 +26434,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27660,7 +26487,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27716,7 +26543,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27779,7 +26606,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27846,7 +26673,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27910,7 +26737,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27965,7 +26792,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28027,7 +26854,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28087,7 +26914,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28140,7 +26967,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28204,7 +27031,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28254,7 +27081,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28307,7 +27134,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28360,7 +27187,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28424,7 +27251,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28474,7 +27301,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28545,7 +27372,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28598,7 +27425,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28653,7 +27480,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28661,6 +27488,8 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
             return NULL;
         return cudart_c_raise((long long)r);
     }
+    if (cudart_c_helper(cudart_destroyed, x0, "cudaLibrary_t", "cudaLibraryUnload") < 0)
+        return NULL;
     Py_RETURN_NONE;
     }
 reference:
@@ -28708,7 +27537,7 @@ static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28763,7 +27592,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28818,7 +27647,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28898,7 +27727,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28958,7 +27787,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29025,7 +27854,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29088,7 +27917,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29193,7 +28022,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29271,7 +28100,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29331,7 +28160,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29380,7 +28209,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29446,7 +28275,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29499,7 +28328,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29554,7 +28383,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29616,7 +28445,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29683,7 +28512,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29743,7 +28572,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29807,7 +28636,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29864,7 +28693,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29963,7 +28792,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30027,7 +28856,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30098,7 +28927,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30190,7 +29019,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30289,7 +29118,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30388,7 +29217,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30494,7 +29323,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30593,7 +29422,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30699,7 +29528,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30749,7 +29578,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30806,7 +29635,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30877,7 +29706,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30927,7 +29756,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30984,7 +29813,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31062,7 +29891,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31161,7 +29990,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31246,7 +30075,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31324,7 +30153,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31409,7 +30238,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31494,7 +30323,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31558,7 +30387,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31636,7 +30465,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31721,7 +30550,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31792,7 +30621,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31833,7 +30662,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31876,7 +30705,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31919,7 +30748,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31963,7 +30792,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -32013,7 +30842,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32063,7 +30892,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32120,7 +30949,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32191,7 +31020,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32248,7 +31077,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32333,7 +31162,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32390,7 +31219,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32436,7 +31265,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -32489,7 +31318,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32549,7 +31378,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32604,7 +31433,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32659,7 +31488,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32712,7 +31541,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32765,7 +31594,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32818,7 +31647,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32871,7 +31700,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32924,7 +31753,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32974,7 +31803,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33026,7 +31855,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33107,7 +31936,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33174,7 +32003,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33234,7 +32063,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33294,7 +32123,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33365,7 +32194,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33434,20 +32263,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGetSymbolAddress",
     "cudaGetSymbolSize",
     "cudaGraphAddDependencies",
-    "cudaGraphAddEmptyNode",
-    "cudaGraphAddEventRecordNode",
-    "cudaGraphAddEventWaitNode",
-    "cudaGraphAddExternalSemaphoresSignalNode",
-    "cudaGraphAddExternalSemaphoresWaitNode",
-    "cudaGraphAddKernelNode",
-    "cudaGraphAddMemAllocNode",
-    "cudaGraphAddMemFreeNode",
-    "cudaGraphAddMemcpyNode",
-    "cudaGraphAddMemcpyNode1D",
-    "cudaGraphAddMemcpyNodeFromSymbol",
-    "cudaGraphAddMemcpyNodeToSymbol",
-    "cudaGraphAddMemsetNode",
-    "cudaGraphAddNode",
     "cudaGraphChildGraphNodeGetGraph",
     "cudaGraphConditionalHandleCreate",
     "cudaGraphCreate",
@@ -33481,7 +32296,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol",
     "cudaGraphMemcpyNodeSetParamsToSymbol",
     "cudaGraphMemsetNodeSetParams",
-    "cudaGraphNodeFindInClone",
     "cudaGraphNodeGetEnabled",
     "cudaGraphNodeGetType",
     "cudaGraphNodeSetEnabled",
@@ -33643,20 +32457,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGetSymbolAddress,
     cudart_checked_cudaGetSymbolSize,
     cudart_checked_cudaGraphAddDependencies,
-    cudart_checked_cudaGraphAddEmptyNode,
-    cudart_checked_cudaGraphAddEventRecordNode,
-    cudart_checked_cudaGraphAddEventWaitNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
-    cudart_checked_cudaGraphAddKernelNode,
-    cudart_checked_cudaGraphAddMemAllocNode,
-    cudart_checked_cudaGraphAddMemFreeNode,
-    cudart_checked_cudaGraphAddMemcpyNode,
-    cudart_checked_cudaGraphAddMemcpyNode1D,
-    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
-    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
-    cudart_checked_cudaGraphAddMemsetNode,
-    cudart_checked_cudaGraphAddNode,
     cudart_checked_cudaGraphChildGraphNodeGetGraph,
     cudart_checked_cudaGraphConditionalHandleCreate,
     cudart_checked_cudaGraphCreate,
@@ -33690,7 +32490,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
     cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
     cudart_checked_cudaGraphMemsetNodeSetParams,
-    cudart_checked_cudaGraphNodeFindInClone,
     cudart_checked_cudaGraphNodeGetEnabled,
     cudart_checked_cudaGraphNodeGetType,
     cudart_checked_cudaGraphNodeSetEnabled,
@@ -33879,20 +32678,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGetSymbolAddress,
     &cudart_reference_cudaGetSymbolSize,
     &cudart_reference_cudaGraphAddDependencies,
-    &cudart_reference_cudaGraphAddEmptyNode,
-    &cudart_reference_cudaGraphAddEventRecordNode,
-    &cudart_reference_cudaGraphAddEventWaitNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresSignalNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresWaitNode,
-    &cudart_reference_cudaGraphAddKernelNode,
-    &cudart_reference_cudaGraphAddMemAllocNode,
-    &cudart_reference_cudaGraphAddMemFreeNode,
-    &cudart_reference_cudaGraphAddMemcpyNode,
-    &cudart_reference_cudaGraphAddMemcpyNode1D,
-    &cudart_reference_cudaGraphAddMemcpyNodeFromSymbol,
-    &cudart_reference_cudaGraphAddMemcpyNodeToSymbol,
-    &cudart_reference_cudaGraphAddMemsetNode,
-    &cudart_reference_cudaGraphAddNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
     &cudart_reference_cudaGraphConditionalHandleCreate,
     &cudart_reference_cudaGraphCreate,
@@ -33926,7 +32711,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol,
     &cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol,
     &cudart_reference_cudaGraphMemsetNodeSetParams,
-    &cudart_reference_cudaGraphNodeFindInClone,
     &cudart_reference_cudaGraphNodeGetEnabled,
     &cudart_reference_cudaGraphNodeGetType,
     &cudart_reference_cudaGraphNodeSetEnabled,

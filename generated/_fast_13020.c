@@ -21751,9 +21751,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 223 checked functions in C (generator/render/fast_checked.py), each
+/* 208 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 142 others stay Python only. */
+ * whatever the C happy path does not take. 157 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -22059,7 +22059,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[223];
+static char cudart_checked_reports[208];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -25628,1119 +25628,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaGraphAddDependencies, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cudaGraphAddEmptyNode;
-
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
-        if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
-        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEmptyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
-        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventRecordNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
-        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddKernelNode;
-
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
-        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddKernelNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
-        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemAllocNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
-        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemFreeNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 7 || nargs > 7)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
-        if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode1D, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeFromSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeToSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemsetNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
-        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemsetNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddNode;
-
-static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 5 || nargs > 5)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long u4;
-    void *a5;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 1, &a3))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 0, 1, &a5))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
-        if (cudart_record_call("cudaGraphAddNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
-        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddNode, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
 static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -26782,7 +25669,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26855,7 +25742,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26935,7 +25822,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *se
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26991,7 +25878,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27046,7 +25933,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27105,7 +25992,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27160,7 +26047,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27217,7 +26104,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27270,7 +26157,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27327,7 +26214,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27382,7 +26269,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27450,7 +26337,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27514,7 +26401,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27578,7 +26465,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27642,7 +26529,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27695,7 +26582,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27748,7 +26635,7 @@ static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27812,7 +26699,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27876,7 +26763,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27961,7 +26848,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28053,7 +26940,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28145,7 +27032,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28209,7 +27096,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28273,7 +27160,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28330,7 +27217,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28387,7 +27274,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28440,7 +27327,7 @@ static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28497,7 +27384,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28554,7 +27441,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28611,7 +27498,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28664,7 +27551,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28721,7 +27608,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28799,7 +27686,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28884,7 +27771,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28969,7 +27856,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29026,7 +27913,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29036,66 +27923,6 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphMemsetNodeSetParams, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphNodeFindInClone;
-
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 2 || nargs > 2)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
-        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphNodeFindInClone, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphNodeGetContainingGraph;
@@ -29139,7 +27966,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29199,7 +28026,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29252,7 +28079,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29305,7 +28132,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29358,7 +28185,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29422,7 +28249,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29479,7 +28306,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29546,7 +28373,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29624,7 +28451,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29701,7 +28528,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29758,7 +28585,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29818,7 +28645,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29878,7 +28705,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29945,7 +28772,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30009,7 +28836,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30062,7 +28889,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30118,7 +28945,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30181,7 +29008,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30248,7 +29075,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30312,7 +29139,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30367,7 +29194,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30429,7 +29256,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30489,7 +29316,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30556,7 +29383,7 @@ static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *con
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30609,7 +29436,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30673,7 +29500,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30723,7 +29550,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30776,7 +29603,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30829,7 +29656,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30893,7 +29720,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30943,7 +29770,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31014,7 +29841,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31067,7 +29894,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31122,7 +29949,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31130,6 +29957,8 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
             return NULL;
         return cudart_c_raise((long long)r);
     }
+    if (cudart_c_helper(cudart_destroyed, x0, "cudaLibrary_t", "cudaLibraryUnload") < 0)
+        return NULL;
     Py_RETURN_NONE;
     }
 reference:
@@ -31177,7 +30006,7 @@ static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31232,7 +30061,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31287,7 +30116,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31367,7 +30196,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31427,7 +30256,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31494,7 +30323,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31557,7 +30386,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31662,7 +30491,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31740,7 +30569,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31800,7 +30629,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31849,7 +30678,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31915,7 +30744,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31968,7 +30797,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32023,7 +30852,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32085,7 +30914,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32152,7 +30981,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32212,7 +31041,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32276,7 +31105,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32333,7 +31162,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32432,7 +31261,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32496,7 +31325,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32567,7 +31396,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32659,7 +31488,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32758,7 +31587,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32857,7 +31686,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32963,7 +31792,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33062,7 +31891,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33168,7 +31997,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33218,7 +32047,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33275,7 +32104,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33346,7 +32175,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33396,7 +32225,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33453,7 +32282,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33517,7 +32346,7 @@ static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, 
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33595,7 +32424,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33694,7 +32523,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33779,7 +32608,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33857,7 +32686,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33942,7 +32771,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34027,7 +32856,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34105,7 +32934,7 @@ static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34169,7 +32998,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34247,7 +33076,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34332,7 +33161,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34403,7 +33232,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34444,7 +33273,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34487,7 +33316,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34530,7 +33359,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34574,7 +33403,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34624,7 +33453,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34674,7 +33503,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34731,7 +33560,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34802,7 +33631,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34859,7 +33688,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34944,7 +33773,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35001,7 +33830,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35047,7 +33876,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35100,7 +33929,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35160,7 +33989,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35215,7 +34044,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35270,7 +34099,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35323,7 +34152,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35376,7 +34205,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35429,7 +34258,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35482,7 +34311,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35535,7 +34364,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35585,7 +34414,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35637,7 +34466,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35718,7 +34547,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35785,7 +34614,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35845,7 +34674,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35905,7 +34734,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35976,7 +34805,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36054,20 +34883,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGetSymbolAddress",
     "cudaGetSymbolSize",
     "cudaGraphAddDependencies",
-    "cudaGraphAddEmptyNode",
-    "cudaGraphAddEventRecordNode",
-    "cudaGraphAddEventWaitNode",
-    "cudaGraphAddExternalSemaphoresSignalNode",
-    "cudaGraphAddExternalSemaphoresWaitNode",
-    "cudaGraphAddKernelNode",
-    "cudaGraphAddMemAllocNode",
-    "cudaGraphAddMemFreeNode",
-    "cudaGraphAddMemcpyNode",
-    "cudaGraphAddMemcpyNode1D",
-    "cudaGraphAddMemcpyNodeFromSymbol",
-    "cudaGraphAddMemcpyNodeToSymbol",
-    "cudaGraphAddMemsetNode",
-    "cudaGraphAddNode",
     "cudaGraphChildGraphNodeGetGraph",
     "cudaGraphConditionalHandleCreate",
     "cudaGraphConditionalHandleCreate_v2",
@@ -36104,7 +34919,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol",
     "cudaGraphMemcpyNodeSetParamsToSymbol",
     "cudaGraphMemsetNodeSetParams",
-    "cudaGraphNodeFindInClone",
     "cudaGraphNodeGetContainingGraph",
     "cudaGraphNodeGetEnabled",
     "cudaGraphNodeGetLocalId",
@@ -36281,20 +35095,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGetSymbolAddress,
     cudart_checked_cudaGetSymbolSize,
     cudart_checked_cudaGraphAddDependencies,
-    cudart_checked_cudaGraphAddEmptyNode,
-    cudart_checked_cudaGraphAddEventRecordNode,
-    cudart_checked_cudaGraphAddEventWaitNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
-    cudart_checked_cudaGraphAddKernelNode,
-    cudart_checked_cudaGraphAddMemAllocNode,
-    cudart_checked_cudaGraphAddMemFreeNode,
-    cudart_checked_cudaGraphAddMemcpyNode,
-    cudart_checked_cudaGraphAddMemcpyNode1D,
-    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
-    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
-    cudart_checked_cudaGraphAddMemsetNode,
-    cudart_checked_cudaGraphAddNode,
     cudart_checked_cudaGraphChildGraphNodeGetGraph,
     cudart_checked_cudaGraphConditionalHandleCreate,
     cudart_checked_cudaGraphConditionalHandleCreate_v2,
@@ -36331,7 +35131,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
     cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
     cudart_checked_cudaGraphMemsetNodeSetParams,
-    cudart_checked_cudaGraphNodeFindInClone,
     cudart_checked_cudaGraphNodeGetContainingGraph,
     cudart_checked_cudaGraphNodeGetEnabled,
     cudart_checked_cudaGraphNodeGetLocalId,
@@ -36537,20 +35336,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGetSymbolAddress,
     &cudart_reference_cudaGetSymbolSize,
     &cudart_reference_cudaGraphAddDependencies,
-    &cudart_reference_cudaGraphAddEmptyNode,
-    &cudart_reference_cudaGraphAddEventRecordNode,
-    &cudart_reference_cudaGraphAddEventWaitNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresSignalNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresWaitNode,
-    &cudart_reference_cudaGraphAddKernelNode,
-    &cudart_reference_cudaGraphAddMemAllocNode,
-    &cudart_reference_cudaGraphAddMemFreeNode,
-    &cudart_reference_cudaGraphAddMemcpyNode,
-    &cudart_reference_cudaGraphAddMemcpyNode1D,
-    &cudart_reference_cudaGraphAddMemcpyNodeFromSymbol,
-    &cudart_reference_cudaGraphAddMemcpyNodeToSymbol,
-    &cudart_reference_cudaGraphAddMemsetNode,
-    &cudart_reference_cudaGraphAddNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
     &cudart_reference_cudaGraphConditionalHandleCreate,
     &cudart_reference_cudaGraphConditionalHandleCreate_v2,
@@ -36587,7 +35372,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol,
     &cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol,
     &cudart_reference_cudaGraphMemsetNodeSetParams,
-    &cudart_reference_cudaGraphNodeFindInClone,
     &cudart_reference_cudaGraphNodeGetContainingGraph,
     &cudart_reference_cudaGraphNodeGetEnabled,
     &cudart_reference_cudaGraphNodeGetLocalId,

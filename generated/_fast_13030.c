@@ -21812,9 +21812,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 223 checked functions in C (generator/render/fast_checked.py), each
+/* 208 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 143 others stay Python only. */
+ * whatever the C happy path does not take. 158 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -22122,7 +22122,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[223];
+static char cudart_checked_reports[208];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -25691,1119 +25691,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaGraphAddDependencies, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cudaGraphAddEmptyNode;
-
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
-        if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
-        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEmptyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
-        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventRecordNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
-        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddEventWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
-
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
-        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddKernelNode;
-
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
-        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddKernelNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
-        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemAllocNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
-        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemFreeNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 7 || nargs > 7)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
-        if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
-        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode1D, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeFromSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
-
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 8 || nargs > 8)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    void *a5;
-    unsigned long long u6;
-    unsigned long long u7;
-    unsigned long long u8;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 1, 0, &a4))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 1, 0, &a5))
-            goto reference;
-    }
-    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
-    {
-        PyObject *x = x5;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
-    {
-        PyObject *x = x6;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
-    {
-        PyObject *x = x7;
-        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
-        if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
-        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeToSymbol, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddMemsetNode;
-
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 4 || nargs > 4)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long u3;
-    void *a4;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!cudart_c_address(x, 0, 1, &a4))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
-        if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, (unsigned long)u3, a4);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
-        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddMemsetNode, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphAddNode;
-
-static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 5 || nargs > 5)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long u4;
-    void *a5;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 1, &a3))
-            goto reference;
-    }
-    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
-    {
-        PyObject *x = x3;
-        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
-            goto reference;
-    }
-    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
-    {
-        PyObject *x = x4;
-        if (!cudart_c_address(x, 0, 1, &a5))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
-        if (cudart_record_call("cudaGraphAddNode", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
-        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphAddNode, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
 static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -26845,7 +25732,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26918,7 +25805,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26998,7 +25885,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *se
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27054,7 +25941,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27109,7 +25996,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27168,7 +26055,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27223,7 +26110,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27280,7 +26167,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27333,7 +26220,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27390,7 +26277,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27445,7 +26332,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27513,7 +26400,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27577,7 +26464,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27641,7 +26528,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27705,7 +26592,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27758,7 +26645,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27811,7 +26698,7 @@ static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27875,7 +26762,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27939,7 +26826,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28024,7 +26911,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28116,7 +27003,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28208,7 +27095,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28272,7 +27159,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28336,7 +27223,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28393,7 +27280,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28450,7 +27337,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28503,7 +27390,7 @@ static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28560,7 +27447,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28617,7 +27504,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28674,7 +27561,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28727,7 +27614,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28784,7 +27671,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28862,7 +27749,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28947,7 +27834,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29032,7 +27919,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29089,7 +27976,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29099,66 +27986,6 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphMemsetNodeSetParams, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cudaGraphNodeFindInClone;
-
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 2 || nargs > 2)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    void *a0;
-    void *a1;
-    void *a2;
-    unsigned long long o0 = 0;
-    a0 = &o0;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
-        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cudaGraphNodeFindInClone, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphNodeGetContainingGraph;
@@ -29202,7 +28029,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29262,7 +28089,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29315,7 +28142,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29368,7 +28195,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29421,7 +28248,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29485,7 +28312,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29542,7 +28369,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29609,7 +28436,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29687,7 +28514,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29764,7 +28591,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29821,7 +28648,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29881,7 +28708,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29941,7 +28768,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30008,7 +28835,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30072,7 +28899,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30125,7 +28952,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30181,7 +29008,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30244,7 +29071,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30311,7 +29138,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30375,7 +29202,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30430,7 +29257,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30492,7 +29319,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30552,7 +29379,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30619,7 +29446,7 @@ static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *con
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30672,7 +29499,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30736,7 +29563,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30786,7 +29613,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30839,7 +29666,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30892,7 +29719,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30956,7 +29783,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31006,7 +29833,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31077,7 +29904,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31130,7 +29957,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31185,7 +30012,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31193,6 +30020,8 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
             return NULL;
         return cudart_c_raise((long long)r);
     }
+    if (cudart_c_helper(cudart_destroyed, x0, "cudaLibrary_t", "cudaLibraryUnload") < 0)
+        return NULL;
     Py_RETURN_NONE;
     }
 reference:
@@ -31240,7 +30069,7 @@ static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31295,7 +30124,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31350,7 +30179,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31430,7 +30259,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31490,7 +30319,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31557,7 +30386,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31620,7 +30449,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31725,7 +30554,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31803,7 +30632,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31863,7 +30692,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31912,7 +30741,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31978,7 +30807,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32031,7 +30860,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32086,7 +30915,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32148,7 +30977,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32215,7 +31044,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32275,7 +31104,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32339,7 +31168,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32396,7 +31225,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32495,7 +31324,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32559,7 +31388,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32630,7 +31459,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32722,7 +31551,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32821,7 +31650,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32920,7 +31749,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33026,7 +31855,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33125,7 +31954,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33231,7 +32060,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33281,7 +32110,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33338,7 +32167,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33409,7 +32238,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33459,7 +32288,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33516,7 +32345,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33580,7 +32409,7 @@ static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, 
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33658,7 +32487,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33757,7 +32586,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33842,7 +32671,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33920,7 +32749,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34005,7 +32834,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34090,7 +32919,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34168,7 +32997,7 @@ static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34232,7 +33061,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34310,7 +33139,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34395,7 +33224,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34466,7 +33295,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34507,7 +33336,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34550,7 +33379,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34593,7 +33422,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34637,7 +33466,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34687,7 +33516,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34737,7 +33566,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34794,7 +33623,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34865,7 +33694,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34922,7 +33751,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35007,7 +33836,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35064,7 +33893,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35110,7 +33939,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35163,7 +33992,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35223,7 +34052,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35278,7 +34107,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35333,7 +34162,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35386,7 +34215,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35439,7 +34268,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35492,7 +34321,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35545,7 +34374,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35598,7 +34427,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35648,7 +34477,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35700,7 +34529,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35781,7 +34610,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35848,7 +34677,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35908,7 +34737,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35968,7 +34797,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36039,7 +34868,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36117,20 +34946,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGetSymbolAddress",
     "cudaGetSymbolSize",
     "cudaGraphAddDependencies",
-    "cudaGraphAddEmptyNode",
-    "cudaGraphAddEventRecordNode",
-    "cudaGraphAddEventWaitNode",
-    "cudaGraphAddExternalSemaphoresSignalNode",
-    "cudaGraphAddExternalSemaphoresWaitNode",
-    "cudaGraphAddKernelNode",
-    "cudaGraphAddMemAllocNode",
-    "cudaGraphAddMemFreeNode",
-    "cudaGraphAddMemcpyNode",
-    "cudaGraphAddMemcpyNode1D",
-    "cudaGraphAddMemcpyNodeFromSymbol",
-    "cudaGraphAddMemcpyNodeToSymbol",
-    "cudaGraphAddMemsetNode",
-    "cudaGraphAddNode",
     "cudaGraphChildGraphNodeGetGraph",
     "cudaGraphConditionalHandleCreate",
     "cudaGraphConditionalHandleCreate_v2",
@@ -36167,7 +34982,6 @@ static const char *const cudart_checked_names[] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol",
     "cudaGraphMemcpyNodeSetParamsToSymbol",
     "cudaGraphMemsetNodeSetParams",
-    "cudaGraphNodeFindInClone",
     "cudaGraphNodeGetContainingGraph",
     "cudaGraphNodeGetEnabled",
     "cudaGraphNodeGetLocalId",
@@ -36344,20 +35158,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGetSymbolAddress,
     cudart_checked_cudaGetSymbolSize,
     cudart_checked_cudaGraphAddDependencies,
-    cudart_checked_cudaGraphAddEmptyNode,
-    cudart_checked_cudaGraphAddEventRecordNode,
-    cudart_checked_cudaGraphAddEventWaitNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
-    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
-    cudart_checked_cudaGraphAddKernelNode,
-    cudart_checked_cudaGraphAddMemAllocNode,
-    cudart_checked_cudaGraphAddMemFreeNode,
-    cudart_checked_cudaGraphAddMemcpyNode,
-    cudart_checked_cudaGraphAddMemcpyNode1D,
-    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
-    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
-    cudart_checked_cudaGraphAddMemsetNode,
-    cudart_checked_cudaGraphAddNode,
     cudart_checked_cudaGraphChildGraphNodeGetGraph,
     cudart_checked_cudaGraphConditionalHandleCreate,
     cudart_checked_cudaGraphConditionalHandleCreate_v2,
@@ -36394,7 +35194,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
     cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
     cudart_checked_cudaGraphMemsetNodeSetParams,
-    cudart_checked_cudaGraphNodeFindInClone,
     cudart_checked_cudaGraphNodeGetContainingGraph,
     cudart_checked_cudaGraphNodeGetEnabled,
     cudart_checked_cudaGraphNodeGetLocalId,
@@ -36600,20 +35399,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGetSymbolAddress,
     &cudart_reference_cudaGetSymbolSize,
     &cudart_reference_cudaGraphAddDependencies,
-    &cudart_reference_cudaGraphAddEmptyNode,
-    &cudart_reference_cudaGraphAddEventRecordNode,
-    &cudart_reference_cudaGraphAddEventWaitNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresSignalNode,
-    &cudart_reference_cudaGraphAddExternalSemaphoresWaitNode,
-    &cudart_reference_cudaGraphAddKernelNode,
-    &cudart_reference_cudaGraphAddMemAllocNode,
-    &cudart_reference_cudaGraphAddMemFreeNode,
-    &cudart_reference_cudaGraphAddMemcpyNode,
-    &cudart_reference_cudaGraphAddMemcpyNode1D,
-    &cudart_reference_cudaGraphAddMemcpyNodeFromSymbol,
-    &cudart_reference_cudaGraphAddMemcpyNodeToSymbol,
-    &cudart_reference_cudaGraphAddMemsetNode,
-    &cudart_reference_cudaGraphAddNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
     &cudart_reference_cudaGraphConditionalHandleCreate,
     &cudart_reference_cudaGraphConditionalHandleCreate_v2,
@@ -36650,7 +35435,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol,
     &cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol,
     &cudart_reference_cudaGraphMemsetNodeSetParams,
-    &cudart_reference_cudaGraphNodeFindInClone,
     &cudart_reference_cudaGraphNodeGetContainingGraph,
     &cudart_reference_cudaGraphNodeGetEnabled,
     &cudart_reference_cudaGraphNodeGetLocalId,

@@ -4032,9 +4032,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -4128,9 +4128,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -6043,7 +6043,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6082,6 +6082,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6173,6 +6174,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -6205,6 +6208,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6226,6 +6230,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6261,6 +6267,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6282,6 +6289,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6317,6 +6326,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6338,6 +6348,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6394,6 +6406,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6415,6 +6428,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6471,6 +6486,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6493,7 +6509,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6534,6 +6550,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6555,6 +6572,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -6603,6 +6622,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6624,6 +6644,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6672,6 +6694,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6693,6 +6716,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6730,6 +6755,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6751,6 +6777,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6799,6 +6827,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6826,6 +6855,8 @@ def cudaGraphAddMemcpyNode1D(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6884,6 +6915,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6913,6 +6945,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6982,6 +7016,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -7011,6 +7046,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -7080,6 +7117,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -7101,6 +7139,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -7149,6 +7189,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -7172,6 +7213,8 @@ def cudaGraphAddNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -7233,6 +7276,7 @@ def cudaGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9486,6 +9530,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -9503,6 +9549,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 
 
@@ -11268,6 +11315,8 @@ def cudaLibraryGetKernel(
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
     C: cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
@@ -11285,6 +11334,7 @@ def cudaLibraryGetKernel(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, cudaLibrary_t)
     return pKernel
 
 

@@ -20,6 +20,14 @@ show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
   objects). Their parameters take the kind INTEGER_HANDLE: the checked layer returns
   an int subclass named after the typedef (cudart._handles.IntegerHandle), which a
   DESTROYS entry marks like any handle object.
+* PARENTS: handle kinds whose objects die with another handle (a graph's nodes, a
+  module's functions, a library's kernels, a driver context's streams): a call that
+  returns one and takes one input of a parent kind made it that parent's child (the
+  calling thread's current context where the table says so and the call takes no
+  handle). The checked layer records the child (cudart._handles.add_child), and a
+  checked destroy of the parent marks its children, so a call with one raises
+  HandleDestroyedError before C. The mark is the destroyed subclass a destroy gives:
+  the hot path's class test refuses it at no cost to a live handle.
 * NOT_MARKED: every other function whose name says it ends something (DESTROY_LIKE),
   with why no object is marked. tests/generator/test_lifetimes.py fails on a function of any
   version that DESTROY_LIKE matches and neither table decides, and `generate` reports
@@ -36,7 +44,7 @@ import re
 
 from .ctypes_map import RenderError
 from .model import Pointer, TypedefRef
-from .plan import Effect, FunctionPlan, ParamKind, ParamPlan, Role
+from .plan import CURRENT_CONTEXT, Effect, FunctionPlan, ParamKind, ParamPlan, Role
 
 # (function as declared, output) -> (the input that sizes it, why it is host memory).
 # A scalar input gives the size in bytes (HOST_MEMORY); a pointer input is the host
@@ -319,6 +327,39 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
     ),
 }
 
+# Handle kind (the typedef) -> (the kinds of parent whose destroy ends it, in order of
+# preference, why). CURRENT_CONTEXT: the context current when a call that takes no handle
+# made it (cuStreamCreate, cuModuleLoad), which cuCtxDestroy ends with it.
+PARENTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "cudaGraphNode_t": (("cudaGraph_t",), "cudaGraphDestroy: the graph's nodes go with it"),
+    "cudaKernel_t": (("cudaLibrary_t",), "cudaLibraryUnload unloads the kernels got from it"),
+    # cuda.h (the driver API)
+    "CUgraphNode": (("CUgraph",), "cuGraphDestroy: the graph's nodes go with it"),
+    "CUkernel": (("CUlibrary",), "cuLibraryUnload unloads the kernels got from it"),
+    "CUfunction": (
+        ("CUmodule", "CUkernel"),
+        "cuModuleUnload unloads the module's functions; a kernel's goes with its library",
+    ),
+    "CUmodule": (
+        ("CUlibrary", CURRENT_CONTEXT),
+        "cuLibraryGetModule's module is the library's; a loaded one is its context's",
+    ),
+    "CUstream": (
+        ("CUgreenCtx", CURRENT_CONTEXT),
+        "cuCtxDestroy / cuGreenCtxDestroy end the streams made in the context",
+    ),
+    "CUevent": ((CURRENT_CONTEXT,), "cuCtxDestroy ends the events made in the context"),
+}
+
+# The handle kind CURRENT_CONTEXT stands for: the driver's context (cuCtxDestroy).
+CONTEXT_KIND = "CUcontext"
+# Every kind a destroy of which marks children.
+PARENT_KINDS = frozenset(
+    CONTEXT_KIND if kind == CURRENT_CONTEXT else kind
+    for kinds, _ in PARENTS.values()
+    for kind in kinds
+)
+
 # A function whose name says it ends something: each must be decided, in EFFECTS (as
 # DESTROYS or FREES) or in NOT_MARKED. Broad on purpose: a false match costs one entry.
 DESTROY_LIKE = re.compile(
@@ -475,9 +516,31 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
                 changed[p.name] = dataclasses.replace(
                     changed[p.name], effect=Effect.HELD_BY, effect_of=holder
                 )
+    for p in plan.params:
+        parent = _parent(plan, p)
+        if parent is not None:
+            changed[p.name] = dataclasses.replace(changed[p.name], parent=parent)
     if changed == params:
         return plan
     return dataclasses.replace(plan, params=tuple(changed[p.name] for p in plan.params))
+
+
+def _parent(plan: FunctionPlan, p: ParamPlan) -> str | None:
+    """The input (or CURRENT_CONTEXT) a handle output of a PARENTS kind is the child of."""
+    if p.role is not Role.OUT or p.kind is not ParamKind.HANDLE or p.ctype not in PARENTS:
+        return None
+    handles = [q for q in plan.inputs if q.kind is ParamKind.HANDLE]
+    for kind in PARENTS[p.ctype][0]:
+        if kind == CURRENT_CONTEXT:
+            if not handles:
+                return CURRENT_CONTEXT
+            continue
+        # The first: the graph a node is added to precedes any other graph the call
+        # reads (cudaGraphAddChildGraphNode's childGraph, copied into the node).
+        found = [q.name for q in handles if q.ctype == kind]
+        if found:
+            return found[0]
+    return None
 
 
 def _integer_handle(t: object) -> str | None:

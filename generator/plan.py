@@ -44,6 +44,10 @@ class Measure(StrEnum):
     ROWS = "rows"  # measure_of = (pitch, width, height): (height - 1) * pitch + width
     ELEMENTS = "elements"  # measure_of = (count,) elements of the pointed-to type (or pointers)
     RECORD = "record"  # one element of the pointed-to type (a struct pointer)
+    # measure_of = (the partner function,): as many bytes (or elements) as the partner,
+    # called with the function's other inputs, returns (nvrtcGetPTX's nvrtcGetPTXSize).
+    # The buffer may be omitted: the checked function then returns what C wrote.
+    QUERIED = "queried"
 
 
 class ParamKind(StrEnum):
@@ -115,6 +119,9 @@ class Effect(StrEnum):
     NODE_OF = "node_of"  # a host node of graph `effect_of` (for later cudaGraphHostNodeSetParams)
 
 
+# ParamPlan.parent of a handle made in the calling thread's current context.
+CURRENT_CONTEXT = "current context"
+
 INPUT_KINDS = frozenset(
     {
         ParamKind.HANDLE,
@@ -182,6 +189,9 @@ class ParamPlan:
     )
     effect: Effect | None = None  # what a successful call records (generator/lifetimes.py)
     effect_of: str | None = None  # the other parameter (C name) the effect names
+    # A handle output made as a child of this input (C name; CURRENT_CONTEXT: the calling
+    # thread's context): destroying the parent marks it too (generator/lifetimes.py).
+    parent: str | None = None
     # The size relation (generator/sizes.py): what the buffer must hold, from which inputs.
     measure: Measure | None = None
     measure_of: tuple[str, ...] = ()

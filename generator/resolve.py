@@ -25,7 +25,16 @@ from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
 from .model import ApiModel, EnumRef, Function, RecordRef, TypedefRef
-from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
+from .plan import (
+    ARRAY_KINDS,
+    FunctionPlan,
+    Measure,
+    ParamKind,
+    ParamPlan,
+    ResultKind,
+    Role,
+    Source,
+)
 from .status import status_enum
 
 # (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
@@ -89,6 +98,10 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
         Role.OUT,
         '"the remaining is placed in here"',
     ),
+    # nvrtc.h: deprecated, without docs; nvrtcGetLTOIRSize's twin, whose \param is [out].
+    ("nvrtcGetNVVMSize", "nvvmSizeRet"): (Role.OUT, "no \\param text: nvrtcGetNVVM's size"),
+    # 13.2 declares it undocumented; 13.3's \param is [out] ("Size of the generated TileIR").
+    ("nvrtcGetTileIRSize", "TileIRSizeRet"): (Role.OUT, "no \\param text in 13.2"),
     # cuda.h (the driver API)
     ("cuLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
     ("cuLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
@@ -368,8 +381,11 @@ def describe(plan: FunctionPlan) -> str:
         listed = p.kind in ARRAY_KINDS or p.kind is ParamKind.STRINGS
         extra = f"[{p.partner}]" if listed and p.partner else ""
         extra += f"[{p.partner}]" if p.kind in _PARTNERED_KINDS else ""
+        # A buffer its partner function sizes (sizes.QUERIED): returned when omitted.
+        extra += f"[{p.measure_of[0]}()]" if p.measure is Measure.QUERIED else ""
         effect = f"@{p.effect}({p.effect_of})" if p.effect_of else f"@{p.effect}"
-        return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}"
+        parent = f"^{p.parent}" if p.parent else ""
+        return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}{parent}"
 
     ins = ", ".join(mark(p) for p in plan.inputs)
     outs = ", ".join(mark(p) for p in plan.outputs)

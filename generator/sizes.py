@@ -22,6 +22,11 @@ One table, decided here and applied to the plans (`apply`), in four measures
 * RECORD: any other `const T *` input holds one T (a `const cudaDeviceProp *` is not
   handed a 1-byte buffer): derived from the type.
 
+* QUERIED: the buffer a getter fills with as much as its partner function says it
+  holds (nvrtcGetPTX with nvrtcGetPTXSize): derived from the names (`queried_partner`).
+  C writes that much whatever the buffer is, so the checked function calls the
+  partner and refuses a smaller buffer; given no buffer, it returns what C wrote.
+
 REVIEWED adds what the docs do not state (symbols: count + offset; the range
 functions), each with its reason. The pairs that look like a (pointer, size) pair but
 are not one (a struct pointer beside a width) are in LEFT_OUT with the reason; a pair
@@ -43,7 +48,7 @@ from dataclasses import dataclass
 
 from .ctypes_map import RenderError
 from .model import Builtin, Pointer
-from .plan import FunctionPlan, Measure, ParamKind, ParamPlan
+from .plan import FunctionPlan, Measure, ParamKind, ParamPlan, Role
 
 _B, _R, _E = Measure.BYTES, Measure.ROWS, Measure.ELEMENTS
 
@@ -231,6 +236,46 @@ _ARRAY_DOC = re.compile(r"^(?:optional )?array of\b", re.I)
 _POINTERS = (ParamKind.POINTER, ParamKind.REF)
 
 
+# A getter's partner, by the getter's name: what it returns is how many elements of the
+# buffer's type (bytes for a `void *`) C writes. NVRTC's and nvJitLink's "...Size" pairs
+# (nvrtcGetPTX / nvrtcGetPTXSize, nvJitLinkGetErrorLog / nvJitLinkGetErrorLogSize) and
+# nvrtcGetSupportedArchs / nvrtcGetNumSupportedArchs.
+_PARTNER_NAMES = ((r"$", "Size"), (r"Get", "GetNum"))
+
+
+def queried_partner(plan: FunctionPlan, plans: dict[str, FunctionPlan]) -> tuple[str, str] | None:
+    """(buffer input, partner function) where `plan` fills a caller's buffer whose size its
+    partner returns: the plan's one writable pointer input, and a partner (`_PARTNER_NAMES`)
+    that takes the plan's other inputs, in order, and returns one integer and nothing else."""
+    name = plan.function.name
+    c_types = {c.name: c.type for c in plan.function.params}
+    buffers = [
+        p
+        for p in plan.inputs
+        if p.kind in _POINTERS
+        and isinstance(t := c_types[p.name], Pointer)
+        and not t.pointee_const
+        and not isinstance(t.pointee, Pointer)
+    ]
+    if len(buffers) != 1 or plan.outputs:
+        return None
+    others = [p.name for p in plan.inputs if p is not buffers[0]]
+    for pattern, replacement in _PARTNER_NAMES:
+        partner = plans.get(re.sub(pattern, replacement, name, count=1))
+        if partner is None or partner.function.name == name:
+            continue
+        outputs = partner.outputs
+        if (
+            [p.name for p in partner.inputs] == others
+            and len(outputs) == 1
+            and outputs[0].role is Role.OUT
+            and outputs[0].kind is ParamKind.SCALAR
+            and outputs[0].py_type == "int"
+        ):
+            return buffers[0].name, partner.name
+    return None
+
+
 @dataclass(frozen=True)
 class Relation:
     measure: Measure
@@ -293,12 +338,22 @@ def derive(plan: FunctionPlan) -> dict[str, Relation]:
     return out
 
 
-def relations(plan: FunctionPlan) -> dict[str, Relation]:
-    """Every relation of the function: derived, reviewed, and one record per other
-    `const T *` input."""
+def relations(
+    plan: FunctionPlan, plans: dict[str, FunctionPlan] | None = None
+) -> dict[str, Relation]:
+    """Every relation of the function: derived, reviewed, queried from a partner among
+    `plans` (by name: the function's family), and one record per other `const T *` input."""
     name = plan.function.name
     ins = {p.name: p for p in plan.inputs}
     out = derive(plan)
+    queried = queried_partner(plan, plans or {})
+    if queried is not None:
+        buffer, partner = queried
+        if plan.inputs[-1].name != buffer:
+            raise RenderError(f"sizes: {name}.{buffer}, queried from {partner}, is not last")
+        out[buffer] = Relation(
+            Measure.QUERIED, (partner,), f"rule: {partner} returns what C writes"
+        )
     for (function, param), (measure, of, reason) in REVIEWED.items():
         if function != name:
             continue
@@ -310,6 +365,8 @@ def relations(plan: FunctionPlan) -> dict[str, Relation]:
         if p.kind is ParamKind.REF and p.name not in out:
             out[p.name] = Relation(Measure.RECORD, (), f"type: one {p.ctype}")
     for param, r in out.items():
+        if r.measure is Measure.QUERIED:
+            continue  # sized by a function, not by an input
         for n in r.of:
             if n not in ins or ins[n].kind is not ParamKind.SCALAR:
                 raise RenderError(f"sizes: {name}.{param} is sized by {n}, no scalar input")
@@ -321,16 +378,24 @@ def relations(plan: FunctionPlan) -> dict[str, Relation]:
 
 def apply(plans: list[FunctionPlan]) -> list[FunctionPlan]:
     """The plans with each pointer input's size relation."""
-    return [_apply(plan) for plan in plans]
+    by_name = {plan.name: plan for plan in plans}
+    return [_apply(plan, by_name) for plan in plans]
 
 
-def _apply(plan: FunctionPlan) -> FunctionPlan:
-    found = relations(plan)
+def _apply(plan: FunctionPlan, plans: dict[str, FunctionPlan]) -> FunctionPlan:
+    found = relations(plan, plans)
     if not found:
         return plan
     params = tuple(
         (
-            dataclasses.replace(p, measure=r.measure, measure_of=r.of, measure_source=r.source)
+            dataclasses.replace(
+                p,
+                measure=r.measure,
+                measure_of=r.of,
+                measure_source=r.source,
+                # Omitted, the checked function makes the buffer and returns it.
+                default="None" if r.measure is Measure.QUERIED else p.default,
+            )
             if (r := found.get(p.name)) is not None
             else p
         )

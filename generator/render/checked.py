@@ -39,6 +39,7 @@ from ..formatting import format_python
 from ..lifetimes import RELEASES_CALLABLES
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
 from ..plan import (
+    CURRENT_CONTEXT,
     INPUT_KINDS,
     OUTPUT_KINDS,
     Effect,
@@ -363,6 +364,7 @@ class _Param:
     release: str | None = None  # what a failed call must unregister (a callback's token)
     after: str | None = None  # what a successful call records (its Effect)
     claim: str | None = None  # marks, before C, what the call ends (_ENDS)
+    adopt: str | None = None  # records a handle output as its parent's child (PARENTS)
 
 
 # An input emitter: (annotation, conversion lines) of a parameter the caller passes.
@@ -665,6 +667,37 @@ def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str
     return f"{cls} | _HandleLike", (f"{array} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
 
 
+def _queried(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...], _Result]:
+    """A buffer C fills with as much as its partner function returns (Measure.QUERIED):
+    a given buffer is checked against the partner's answer; omitted, one of that size is
+    made and what C wrote comes back (bytes, or a list of the elements)."""
+    n, partner = p.py_name, p.measure_of[0]
+    # A `void *` buffer holds bytes; a `T *` one, the partner's count of T.
+    element = "c_char" if p.kind is ParamKind.POINTER else f.v.ctype(p.ctype)
+    args = ", ".join(q.py_name for q in f.plan.inputs if q is not p)
+    count, made = f"{partner}({args})", f"{n}_made"
+    what = f'"{f.plan.name}: {count}"'
+    if p.kind is ParamKind.POINTER:
+        check = f"_c.pointer({n}, {n!r}, True, {count}, {what})"
+    else:
+        check = f"_c.ref({n}, {element}, {n!r}, True, {count}, {what})"
+    value = f"{made}.raw" if element == "c_char" else f"{made}[:]"
+    if element == "c_char":
+        annotation = "bytes"
+    else:
+        annotation = "list[float]" if element in ("c_float", "c_double") else "list[int]"
+    convert = (
+        f"{made} = None",
+        f"if {n} is None:",
+        f"    {n} = {made} = ({element} * {count})()",
+        f"elif {n}.__class__ is not int:",
+        f"    {n} = {check}",
+        *_address_check(f, n),
+    )
+    result = _Result(f"{value} if {made} is not None else None", f"{annotation} | None")
+    return f"{p.py_type} | None", convert, result
+
+
 def _handle_ref_array(name: str) -> str:
     return f"_{name}_array"
 
@@ -910,9 +943,20 @@ class _Function:
             function=self.plan.name,
         )
 
+    def adopt(self, p: ParamPlan) -> str | None:
+        """The line a successful call runs for a handle output with a parent (lifetimes.PARENTS)."""
+        if p.parent is None:
+            return None
+        if p.parent == CURRENT_CONTEXT:
+            # The module's own checked getter: the context the call made it in.
+            return f"_c.child_of_current({p.py_name}, cuCtxGetCurrent)"
+        parent = next(q for q in self.plan.params if q.name == p.parent)
+        return f"_c.child_of({p.py_name}, {parent.py_name}, {self.v.use(parent.ctype)})"
+
     def param(self, p: ParamPlan) -> _Param:
         part = self._param(p)
         part.after = self.after(p)
+        part.adopt = self.adopt(p)
         if p.effect in _ENDS:
             # Marked before C and unmarked if C refuses, in one step with the check:
             # marking after C would let threads destroying one object all reach C.
@@ -920,16 +964,26 @@ class _Function:
                 raise RenderError(f"{self.plan.name}.{p.name}: ends and releases")
             # C gets what the claim hands back: a claimed HostMemory refuses to be read
             # as memory (it is marked freed), so C is given its address instead.
-            given = f"{p.py_name}_given"
-            part.claim = f'{given} = _c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
-            part.call = given
+            claim = f'_c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
+            if part.call == p.py_name:
+                given = f"{p.py_name}_given"
+                part.claim, part.call = f"{given} = {claim}", given
+            else:
+                # C is given what the conversion built from the object (HANDLE_REF: an
+                # array holding the handle, which C reads by address): the claim marks
+                # the object and the call keeps what C takes.
+                part.claim = claim
             part.release = f"_c.unclaim({p.py_name})"
         return part
 
     def _param(self, p: ParamPlan) -> _Param:
         v, n, c = self.v, p.py_name, self.c_params[p.name]
         if p.role is Role.IN:
-            annotation, convert = _INPUTS[p.kind](self, p, c)
+            result = None
+            if p.measure is Measure.QUERIED:
+                annotation, convert, result = _queried(self, p, c)
+            else:
+                annotation, convert = _INPUTS[p.kind](self, p, c)
             default = ""
             if p.default is not None:
                 named = p.default != "None" and not p.default.lstrip("-").isdigit()
@@ -941,6 +995,7 @@ class _Function:
                 first_call=call,
                 signature=f"{n}: {annotation}{default}",
                 convert=convert,
+                result=result,
                 release=f"_c.release(_{n}_token)" if p.kind in _RELEASED else None,
             )
         # The checked layer binds its own function objects: an output's argtype is
@@ -1081,7 +1136,7 @@ class _Function:
             f'    raise _c.argument_error(exc, "{name}", {names}) from None',
         ]
         raise_error = ["if err:", *releases, "    raise _error(err, _lib)"]
-        afters = [q.after for q in parts if q.after]
+        afters = [q.after for q in parts if q.after] + [q.adopt for q in parts if q.adopt]
         if afters and plan.result is not ResultKind.ERROR:
             raise RenderError(f"{name}: effects need a cudaError_t result")
 
@@ -1210,6 +1265,15 @@ class _Function:
             lines.append(f"    {d.enumerator}: {what}")
         return lines + [""]
 
+    def queried_doc(self, p: ParamPlan) -> str:
+        """What a buffer sized by its partner function takes, and what omitting it does."""
+        if p.measure is not Measure.QUERIED:
+            return ""
+        args = ", ".join(q.py_name for q in self.plan.inputs if q is not p)
+        size = f"{p.measure_of[0]}({args})"
+        unit = "bytes" if p.kind is ParamKind.POINTER or p.ctype == "c_char" else "elements"
+        return f" C writes {size} {unit}: a smaller buffer is refused; omitted, they are returned."
+
     def kind_doc(self, p: ParamPlan) -> str:
         if p.kind is ParamKind.SHAREABLE_HANDLE:
             enum = self.v.types.enum_class(self.c_params[p.partner or ""].type)
@@ -1247,7 +1311,7 @@ class _Function:
                 + (
                     "the attribute's value (below)"
                     if p.kind is ParamKind.ATTRIBUTE
-                    else first_sentence(p.doc)
+                    else first_sentence(p.doc) + self.queried_doc(p)
                 )
                 for p in described
             ]
@@ -1265,6 +1329,17 @@ class _Function:
             ]
             lines.append("")
         effects = [self.effect_doc(p) for p in plan.params if p.effect]
+        effects += [
+            f"{p.py_name} dies with "
+            + (
+                "the current context: its checked destroy"
+                if p.parent == CURRENT_CONTEXT
+                else f"{self.py_name(p.parent)}: a checked destroy of it"
+            )
+            + " marks the handle object destroyed too."
+            for p in plan.params
+            if p.parent
+        ]
         if any(effects):
             lines += [" ".join(e for e in effects if e), ""]
         if plan.errors:

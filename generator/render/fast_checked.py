@@ -32,13 +32,13 @@ from cudart._fastproto import OUTPUT_CODES
 
 from ..context import GenerationContext
 from ..ctypes_map import TypeKind, integer_range
-from ..lifetimes import RELEASES_CALLABLES
+from ..lifetimes import PARENT_KINDS, RELEASES_CALLABLES
 from ..plan import Effect, FunctionPlan, ParamKind, ResultKind, Role
 from .fast import FastFunction, FastParam
 
-# Handle kinds whose destroy also releases the Python callables only they held: their
-# `_c.destroyed` runs for an int too.
-_HOLDER_KINDS = RELEASES_CALLABLES
+# Handle kinds whose destroy also releases the Python callables only they held, or marks
+# the children made under them (lifetimes.PARENTS): their `_c.destroyed` runs after C.
+_HOLDER_KINDS = RELEASES_CALLABLES | PARENT_KINDS
 _OUTPUT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS, ParamKind.HANDLE})
 
 
@@ -127,6 +127,8 @@ class CheckedCompiler:
         c = next(q for q in plan.function.params if q.name == p.name)
         if p.effect is not None and p.effect not in (Effect.DESTROYS, Effect.FREES):
             return f"effect {p.effect}"
+        if p.parent is not None:
+            return f"a child of {p.parent} (recorded in Python)"
         if p.role is Role.IN:
             if p.default is not None and p.default != "None" and not _literal(p.default):
                 return f"default {p.default}"

@@ -643,3 +643,35 @@ def test_threads_destroying_one_handle_through_c_reach_it_once(versions, key, su
                 assert [o[0] for o in outcomes].count("returned") == 1, (name, outcomes)
                 lost = {o[1] for o in outcomes if o[0] == "raised"}
                 assert lost == {HandleDestroyedError.__name__}, (name, outcomes)
+
+
+def test_a_compiled_parent_destroy_marks_its_children():
+    """The compiled destroy of a parent kind (generator/lifetimes.py PARENTS: cuCtxDestroy,
+    cuModuleUnload) runs the checked layer's `destroyed` after C, as the Python one does:
+    the children recorded under the parent are marked (the recorder stands in for C)."""
+    from cudart._handles import add_child, destroyed_by
+
+    number = max(_number(k) for k, s in CASES if s == "driver")
+    checked = importlib.import_module(f"cudart.driver_checked_{number}")
+    raw = importlib.import_module(f"cudart.driver_{number}")
+    namespace = vars(checked)
+    reference = namespace.get("_reference") or {
+        n: v
+        for n, v in namespace.items()
+        if inspect.isfunction(v) and v.__module__ == checked.__name__
+    }
+    fast = recording_module(number, "driver")
+    compiled = _checked.compiled_functions(fast.checked, reference, namespace)
+    fast.record(True)
+    try:
+        for destroy, parent, child in (
+            ("cuCtxDestroy_v2", raw.CUcontext(0x77000), raw.CUstream(0x77010)),
+            ("cuModuleUnload", raw.CUmodule(0x77100), raw.CUfunction(0x77110)),
+        ):
+            add_child(child, type(parent)._kind_, parent.value)
+            fast.recorded().clear()
+            compiled[destroy](parent)
+            assert [name for name, _ in fast.recorded()] == [destroy]  # C ran, in C
+            assert destroyed_by(parent) == destroy and destroyed_by(child) == destroy
+    finally:
+        fast.record(False)

@@ -303,6 +303,52 @@ def test_every_driver_version_applies_every_entry(key):
     assert lines["cuMemFree_v2"] == "cuMemFree_v2(dptr:scalar) -> ()"
 
 
+# PARENTS as reviewed: child kind -> its parent kinds (CURRENT: the current context).
+CURRENT = "current context"
+REVIEWED_PARENTS = {
+    "cudaGraphNode_t": ("cudaGraph_t",),
+    "cudaKernel_t": ("cudaLibrary_t",),
+    "CUgraphNode": ("CUgraph",),
+    "CUkernel": ("CUlibrary",),
+    "CUfunction": ("CUmodule", "CUkernel"),
+    "CUmodule": ("CUlibrary", CURRENT),
+    "CUstream": ("CUgreenCtx", CURRENT),
+    "CUevent": (CURRENT,),
+}
+# What the rule makes of them in 13.5's snapshots: function -> its output's parent.
+PARENT_FINDINGS = {
+    "cudaGraphAddEmptyNode": "pGraphNode:handle^graph",
+    "cudaGraphAddChildGraphNode": "pGraphNode:handle^graph",  # not childGraph
+    "cudaGraphNodeFindInClone": "pNode:handle^clonedGraph",
+    "cudaLibraryGetKernel": "pKernel:handle^library",
+    "cuModuleGetFunction": "hfunc:handle^hmod",
+    "cuKernelGetFunction": "pFunc:handle^kernel",
+    "cuLibraryGetModule": "pMod:handle^library",
+    "cuGraphAddEmptyNode": "phGraphNode:handle^hGraph",
+    "cuGreenCtxStreamCreate": "phStream:handle^greenCtx",
+    "cuStreamCreate": f"phStream:handle^{CURRENT}",
+    "cuEventCreate": f"phEvent:handle^{CURRENT}",
+    "cuModuleLoadData": f"module:handle^{CURRENT}",
+}
+
+
+def test_parents_as_reviewed_and_found_in_13_5():
+    assert {k: kinds for k, (kinds, _) in lifetimes.PARENTS.items()} == REVIEWED_PARENTS
+    assert all(why for _, why in lifetimes.PARENTS.values())
+    lines = {}
+    for name in ("outputs_13.5.txt", "driver_outputs_13.5.txt"):
+        for line in (SNAPSHOTS / name).read_text().splitlines():
+            lines[line.partition("(")[0]] = line
+    for function, text in PARENT_FINDINGS.items():
+        assert text in lines[function], lines[function]
+    # A call given a handle that is no parent makes no child of the current context: the
+    # module a function names already exists (cuFuncGetModule).
+    assert "^" not in lines["cuFuncGetModule"]
+    assert "^" not in lines["cudaStreamCreate"]  # the primary context: cudaDeviceReset's
+    children = sum("^" in line for line in lines.values())
+    assert children >= 40, children
+
+
 @pytest.fixture(scope="module")
 def newest_plans(plans):
     return {p.name: p for p in plans[version_keys()[-1]]}

@@ -132,6 +132,46 @@ def test_every_pair_of_every_version_is_decided(plans, family_plans, driver_plan
     assert {k: v for k, v in undecided.items() if v} == {}
 
 
+# The getters whose buffer a partner function sizes (sizes.queried_partner), as found in
+# the headers: (function, buffer, partner). nvrtcGetNVVM is 12.x's only; the others are
+# in each version that declares them.
+QUERIED = {
+    ("nvrtcGetPTX", "ptx", "nvrtcGetPTXSize"),
+    ("nvrtcGetCUBIN", "cubin", "nvrtcGetCUBINSize"),
+    ("nvrtcGetLTOIR", "LTOIR", "nvrtcGetLTOIRSize"),
+    ("nvrtcGetNVVM", "nvvm", "nvrtcGetNVVMSize"),
+    ("nvrtcGetOptiXIR", "optixir", "nvrtcGetOptiXIRSize"),
+    ("nvrtcGetTileIR", "TileIR", "nvrtcGetTileIRSize"),
+    ("nvrtcGetProgramLog", "log", "nvrtcGetProgramLogSize"),
+    ("nvrtcGetSupportedArchs", "supportedArchs", "nvrtcGetNumSupportedArchs"),
+    ("nvJitLinkGetLinkedCubin", "cubin", "nvJitLinkGetLinkedCubinSize"),
+    ("nvJitLinkGetLinkedPtx", "ptx", "nvJitLinkGetLinkedPtxSize"),
+    ("nvJitLinkGetLinkedLTOIR", "ltoir", "nvJitLinkGetLinkedLTOIRSize"),
+    ("nvJitLinkGetErrorLog", "log", "nvJitLinkGetErrorLogSize"),
+    ("nvJitLinkGetInfoLog", "log", "nvJitLinkGetInfoLogSize"),
+}
+
+
+def test_buffers_a_partner_sizes_are_found_in_every_version(plans, family_plans, driver_plans):
+    """Each getter of QUERIED that a version declares is sized by its partner (and may
+    omit the buffer: default None); nothing else of any family is."""
+    every = [*plans.values(), *family_plans.values(), *driver_plans.values()]
+    found = set()
+    for version in every:
+        names = {plan.name for plan in version}
+        for plan in version:
+            for p in plan.inputs:
+                if p.measure is Measure.QUERIED:
+                    found.add((plan.name, p.name, p.measure_of[0]))
+                    assert p.default == "None" and p is plan.inputs[-1], plan.name
+        for function, buffer, partner in QUERIED:
+            if function in names:
+                assert partner in names and (function, buffer, partner) in found
+    assert found == QUERIED
+    declared = {plan.name for version in family_plans.values() for plan in version}
+    assert {"nvrtcGetNVVM", "nvrtcGetTileIR", "nvJitLinkGetLinkedLTOIR"} <= declared
+
+
 def test_the_figures_of_12_5(plans):
     """The issue counted the pairs of 12.5: these are this table's figures for it."""
     assert sizes.summary(plans["12.5"]) == {

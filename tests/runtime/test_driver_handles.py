@@ -24,7 +24,7 @@ import weakref
 
 import needs
 import pytest
-from fast_support import stand_in_for_c
+from fast_support import python_checked, stand_in_for_c
 from suite import run_python
 
 import cudart
@@ -640,3 +640,160 @@ def test_the_objects_reach_a_driver_library(stub_driver):
         "destroy leaves it live": True,  # C refused: the object lives on
         "pending": 0,  # the refused calls' callables were released
     }
+
+
+# ---------------------------------------------------------------- children die with parents
+
+
+class Maker(Recorder):
+    """Stands for a create: writes `address` into the output handle C gets first."""
+
+    def __init__(self, address: int) -> None:
+        super().__init__()
+        self.address = address
+
+    def __call__(self, *args):
+        args[0].value = self.address
+        return super().__call__(*args)
+
+
+def make(monkeypatch, module, name: str, address: int) -> Maker:
+    maker = Maker(address)
+    stand_in_for_c(monkeypatch, module, name, maker)
+    return maker
+
+
+def refused_before_c(monkeypatch, checked, use: str, position: int, handle, rest: tuple) -> None:
+    """A call with `handle` raises HandleDestroyedError before C: through the public
+    function (the compiled one where it is built) and the Python one alike."""
+    c = Recorder()
+    monkeypatch.setitem(vars(checked), "_" + use, c)
+    for fn in (getattr(checked, use), python_checked(checked, use)):
+        args = list(rest)
+        args.insert(position, handle)
+        with pytest.raises(HandleDestroyedError):
+            fn(*args)
+    assert c.calls == []
+
+
+def reaches_c(monkeypatch, checked, use: str, position: int, handle, rest: tuple) -> None:
+    c = record(monkeypatch, checked, use)
+    call(checked, use, position, handle, rest)
+    assert len(c.calls) == 1
+
+
+def test_a_modules_functions_die_with_it(drv, monkeypatch):
+    """cuModuleUnload unloads the functions got from the module (lifetimes.PARENTS): a
+    CUfunction of it is refused before C, and a function of another module lives."""
+    raw, checked = drv
+    module, other = raw.CUmodule(0x71000), raw.CUmodule(0x71100)
+    make(monkeypatch, checked, "cuModuleGetFunction", 0x72000)
+    f = checked.cuModuleGetFunction(module, "k")
+    make(monkeypatch, checked, "cuModuleGetFunction", 0x72100)
+    g = checked.cuModuleGetFunction(other, "k")
+    reaches_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, f, (0,))
+    record(monkeypatch, checked, "cuModuleUnload")
+    checked.cuModuleUnload(module)
+    assert destroyed_by(f) == "cuModuleUnload" and destroyed_by(g) is None
+    refused_before_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, f, (0,))
+    reaches_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, g, (0,))
+
+
+def test_a_child_is_recorded_by_its_parents_kind_and_address(drv, monkeypatch):
+    """The parent given as an int or a plain c_void_p records the child as the handle
+    object would: a checked destroy of a module object at that address marks it."""
+    raw, checked = drv
+    made = []
+    for i, parent in enumerate((0x78000, ctypes.c_void_p(0x78000))):
+        make(monkeypatch, checked, "cuModuleGetFunction", 0x78100 + i)
+        made.append(checked.cuModuleGetFunction(parent, "k"))
+    record(monkeypatch, checked, "cuModuleUnload")
+    checked.cuModuleUnload(raw.CUmodule(0x78000))
+    assert [destroyed_by(f) for f in made] == ["cuModuleUnload"] * 2
+
+
+def test_a_librarys_kernels_and_their_functions_die_with_it(drv, monkeypatch):
+    raw, checked = drv
+    library = raw.CUlibrary(0x73000)
+    make(monkeypatch, checked, "cuLibraryGetKernel", 0x73100)
+    kernel = checked.cuLibraryGetKernel(library, "k")
+    make(monkeypatch, checked, "cuKernelGetFunction", 0x73200)
+    function = checked.cuKernelGetFunction(kernel)
+    make(monkeypatch, checked, "cuLibraryGetModule", 0x73300)
+    module = checked.cuLibraryGetModule(library)
+    record(monkeypatch, checked, "cuLibraryUnload")
+    checked.cuLibraryUnload(library)
+    assert {destroyed_by(h) for h in (kernel, function, module)} == {"cuLibraryUnload"}
+    refused_before_c(monkeypatch, checked, "cuKernelSetCacheConfig", 0, kernel, (0, 0))
+    refused_before_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, function, (0,))
+
+
+def test_a_destroyed_graphs_nodes_are_refused(drv, rt, monkeypatch):
+    """A node added to a graph dies with the graph, whichever API destroys it."""
+    for (raw, checked), add, destroy, use in (
+        (drv, "cuGraphAddEmptyNode", "cuGraphDestroy", "cuGraphNodeSetEnabled"),
+        (rt, "cudaGraphAddEmptyNode", "cudaGraphDestroy", "cudaGraphNodeSetEnabled"),
+    ):
+        cls = raw.CUgraph if hasattr(raw, "CUgraph") else raw.cudaGraph_t
+        graph, kept = cls(0x74000), cls(0x74100)
+        make(monkeypatch, checked, add, 0x74010)
+        node = getattr(checked, add)(graph, None, 0)
+        make(monkeypatch, checked, add, 0x74110)
+        other = getattr(checked, add)(kept, None, 0)
+        record(monkeypatch, checked, destroy)
+        getattr(checked, destroy)(graph)
+        assert destroyed_by(node) == destroy and destroyed_by(other) is None
+        refused_before_c(monkeypatch, checked, use, 1, node, (None, 1))
+        reaches_c(monkeypatch, checked, use, 1, other, (None, 1))
+
+
+def test_a_destroyed_contexts_streams_events_and_modules_are_refused(drv, monkeypatch):
+    """A stream, event or module made while a context is current dies with it
+    (cuCtxDestroy); one made in another context lives."""
+    raw, checked = drv
+    ctx, other = raw.CUcontext(0x75000), raw.CUcontext(0x75100)
+    made = {}
+    for current in (ctx, other):
+        make(monkeypatch, checked, "cuCtxGetCurrent", current.value)
+        base = current.value
+        make(monkeypatch, checked, "cuStreamCreate", base + 0x10)
+        make(monkeypatch, checked, "cuEventCreate", base + 0x20)
+        make(monkeypatch, checked, "cuModuleLoadData", base + 0x30)
+        made[current.value] = (
+            checked.cuStreamCreate(0),
+            checked.cuEventCreate(0),
+            checked.cuModuleLoadData(0x1000),
+        )
+    # The module's function dies with the context too, through the module.
+    make(monkeypatch, checked, "cuModuleGetFunction", 0x75040)
+    function = checked.cuModuleGetFunction(made[ctx.value][2], "k")
+    record(monkeypatch, checked, "cuCtxDestroy")
+    checked.cuCtxDestroy(ctx)
+    stream, event, module = made[ctx.value]
+    assert {destroyed_by(h) for h in (stream, event, module, function)} == {"cuCtxDestroy"}
+    assert {destroyed_by(h) for h in made[other.value]} == {None}
+    refused_before_c(monkeypatch, checked, "cuStreamQuery", 0, stream, ())
+    refused_before_c(monkeypatch, checked, "cuEventQuery", 0, event, ())
+    refused_before_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, function, (0,))
+    reaches_c(monkeypatch, checked, "cuStreamQuery", 0, made[other.value][0], ())
+
+
+def test_a_failed_parent_destroy_and_a_dropped_child_mark_nothing(drv, monkeypatch):
+    """C refusing the parent's destroy leaves its children alive; a child the program
+    dropped is not kept alive by its parent's record."""
+    raw, checked = drv
+    module = raw.CUmodule(0x76000)
+    maker = make(monkeypatch, checked, "cuModuleGetFunction", 0x76100)
+    f = checked.cuModuleGetFunction(module, "k")
+    dropped = weakref.ref(checked.cuModuleGetFunction(module, "k2"))
+    maker.calls.clear()  # the stand-in's own record of what C got
+    gc.collect()
+    assert dropped() is None
+    record(monkeypatch, checked, "cuModuleUnload", status=raw.CUDA_ERROR_INVALID_VALUE)
+    # The failure is named by the driver's own error functions, which need a libcuda.
+    with pytest.raises((cudart.CudaDriverError, cudart.DriverNotFoundError)):
+        checked.cuModuleUnload(module)
+    assert destroyed_by(f) is None and destroyed_by(module) is None
+    record(monkeypatch, checked, "cuModuleUnload")
+    checked.cuModuleUnload(module)
+    assert destroyed_by(f) == "cuModuleUnload"

@@ -563,3 +563,22 @@ def test_a_pickled_handle_keeps_its_mark(checked):
             assert back == live and type(back).__name__ == cls.__name__
             again = copy_of(live)
             assert destroyed_by(again) is None and type(again) is cls and again == live
+
+
+def test_a_destroyed_graphs_node_is_refused_in_every_version(checked, monkeypatch):
+    """A node a checked add made in a graph dies with the graph (lifetimes.PARENTS): the
+    next call with it raises HandleDestroyedError, through the public function (compiled
+    where built) and the Python one, and C never sees it."""
+    raw = importlib.import_module(checked.__name__.replace("checked_", "sys_"))
+    graph = raw.cudaGraph_t(0x90000)
+    record(monkeypatch, checked, "cudaGraphAddEmptyNode", writes=0x90010)
+    node = checked.cudaGraphAddEmptyNode(graph, None, 0)
+    record(monkeypatch, checked, "cudaGraphDestroy")
+    checked.cudaGraphDestroy(graph)
+    assert destroyed_by(node) == "cudaGraphDestroy"
+    c = Recorder()
+    monkeypatch.setitem(vars(checked), "_cudaGraphNodeSetEnabled", c)
+    for fn in (checked.cudaGraphNodeSetEnabled, python_checked(checked, "cudaGraphNodeSetEnabled")):
+        with pytest.raises(HandleDestroyedError, match="cudaGraphDestroy"):
+            fn(None, node, 1)
+    assert c.calls == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -136,6 +137,86 @@ def test_the_image_given_to_add_data_is_sized_by_size():
             checked.nvJitLinkAddData(handle, raw.NVJITLINK_INPUT_PTX, b"x" * 8, 64, b"p")
     finally:
         raw.nvJitLinkDestroy(ctypes.byref(handle))
+
+
+# The log and output getters, each sized by its "...Size" partner (generator/sizes.py,
+# Measure.QUERIED), on the real libnvJitLink in a fresh process: C writing past a buffer
+# (issue 33, item 16) fails the test instead of the run.
+BUFFER_GETTERS_PROBE = r"""
+import ctypes
+import json
+
+import cudart
+from cudart import linking
+
+raw, checked = linking._bindings()
+ltoir = cudart.compile(
+    'extern "C" __global__ void k(float *p) { p[0] = 1; }', arch=90, output="ltoir", cache=False
+)
+
+
+def linked(options, data=ltoir):
+    handle = checked.nvJitLinkCreate(len(options), options)
+    kind = raw.NVJITLINK_INPUT_LTOIR if data is ltoir else raw.NVJITLINK_INPUT_PTX
+    try:
+        checked.nvJitLinkAddData(handle, kind, data, len(data), b"k")
+        checked.nvJitLinkComplete(handle)
+    except cudart.NvjitlinkError:
+        pass  # the error log is what is read
+    return handle
+
+
+GETTERS = {
+    "nvJitLinkGetLinkedCubin": (["-arch=sm_90", "-lto"], ltoir),
+    "nvJitLinkGetLinkedPtx": (["-arch=sm_90", "-lto", "-ptx"], ltoir),
+    "nvJitLinkGetInfoLog": (["-arch=sm_90", "-lto", "-verbose"], ltoir),
+    "nvJitLinkGetErrorLog": (["-arch=sm_90"], b"not ptx at all"),
+}
+found = {}
+for name, (options, data) in GETTERS.items():
+    handle = linked(options, data)
+    try:
+        getter = getattr(checked, name)
+        size = getattr(checked, name + "Size")(handle)
+        row = {"size": size}
+        smalls = (("bytearray", bytearray(1)), ("ctypes", ctypes.create_string_buffer(1)))
+        for label, small in smalls:
+            try:
+                getter(handle, small)
+                row[label] = "reached C"
+            except ValueError as exc:
+                row[label] = str(exc)
+        whole = getter(handle)
+        buffer = bytearray(size)
+        row["given"] = repr(getter(handle, buffer))
+        row["returned"] = [type(whole).__name__, len(whole), bytes(buffer) == whole]
+        found[name] = row
+    finally:
+        raw.nvJitLinkDestroy(ctypes.byref(handle))
+print(json.dumps(found))
+"""
+
+
+def test_buffer_getters_hold_the_buffer_to_their_size_partner():
+    """nvJitLinkGetLinkedCubin, nvJitLinkGetLinkedPtx, nvJitLinkGetInfoLog and
+    nvJitLinkGetErrorLog: a buffer smaller than the partner's size is refused before C
+    writes it; omitted, what C wrote comes back."""
+    proc = run_python(BUFFER_GETTERS_PROBE, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout)
+    assert set(found) == {
+        "nvJitLinkGetLinkedCubin",
+        "nvJitLinkGetLinkedPtx",
+        "nvJitLinkGetInfoLog",
+        "nvJitLinkGetErrorLog",
+    }
+    for name, row in found.items():
+        assert row["size"] > 1, (name, row)
+        for label in ("bytearray", "ctypes"):
+            assert "the call would run past its end" in row[label], (name, row)
+            assert f"= {row['size']} bytes" in row[label], (name, row)
+        assert row["returned"] == ["bytes", row["size"], True], (name, row)
+        assert row["given"] == "None"
 
 
 def test_checked_module_raises_nvjitlink_errors():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import decimal
 import importlib
+import json
 import os
 import pickle
 import subprocess
@@ -174,6 +175,92 @@ def test_checked_module_returns_documented_outputs():
         assert list(inspect.signature(checked.nvrtcGetPTX).parameters) == ["prog", "ptx"]
     finally:
         raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+# Each getter that fills a caller's buffer with as much as its partner says
+# (generator/sizes.py, Measure.QUERIED), on the real libnvrtc: in a fresh process, so
+# that C writing past a buffer (issue 33, item 16: 425 bytes into 1) is a failure here.
+BUFFER_GETTERS_PROBE = r"""
+import ctypes
+import json
+
+from cudart import nvrtc as nv
+
+raw, checked = nv._bindings()
+SOURCE = b'extern "C" __global__ void k(float *p) { int unused; p[0] = 1; }'
+# The options under which each getter has something to give.
+GETTERS = {
+    "nvrtcGetPTX": ["-arch=compute_90"],
+    "nvrtcGetCUBIN": ["-arch=sm_90"],
+    "nvrtcGetLTOIR": ["-arch=sm_90", "-dlto"],
+    "nvrtcGetNVVM": ["-arch=sm_90", "-dlto"],
+    "nvrtcGetOptiXIR": ["-arch=compute_90", "-optix-ir"],
+    "nvrtcGetProgramLog": ["-arch=sm_90"],
+}
+found = {}
+for name, options in GETTERS.items():
+    getter = getattr(checked, name, None)
+    if getter is None:
+        continue
+    prog = checked.nvrtcCreateProgram(SOURCE, b"k.cu", 0, None, None)
+    try:
+        try:
+            checked.nvrtcCompileProgram(prog, len(options), options)
+        except Exception as exc:
+            found[name] = ["not compiled", str(exc)]
+            continue
+        size = getattr(checked, name + "Size")(prog)
+        row = {"size": size}
+        smalls = (("bytearray", bytearray(1)), ("ctypes", ctypes.create_string_buffer(1)))
+        for label, small in smalls:
+            try:
+                getter(prog, small)
+                row[label] = "reached C"
+            except ValueError as exc:
+                row[label] = str(exc)
+        whole = getter(prog)
+        buffer = bytearray(size)
+        row["given"] = repr(getter(prog, buffer))
+        row["returned"] = [type(whole).__name__, len(whole), bytes(buffer) == whole]
+        found[name] = row
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+count = checked.nvrtcGetNumSupportedArchs()
+row = {"size": count}
+try:
+    checked.nvrtcGetSupportedArchs((ctypes.c_int * 1)())
+    row["ctypes"] = "reached C"
+except ValueError as exc:
+    row["ctypes"] = str(exc)
+archs = checked.nvrtcGetSupportedArchs()
+row["returned"] = [type(archs).__name__, len(archs), 90 in archs]
+found["nvrtcGetSupportedArchs"] = row
+print(json.dumps(found))
+"""
+
+
+def test_buffer_getters_hold_the_buffer_to_their_size_partner():
+    """nvrtcGetPTX, nvrtcGetCUBIN, nvrtcGetLTOIR, nvrtcGetNVVM, nvrtcGetOptiXIR,
+    nvrtcGetProgramLog and nvrtcGetSupportedArchs: a buffer smaller than the partner's
+    size is refused before C writes it; omitted, what C wrote comes back, as the caller's
+    own buffer of that size gets it."""
+    proc = run_python(BUFFER_GETTERS_PROBE, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout)
+    expected = {"nvrtcGetPTX", "nvrtcGetCUBIN", "nvrtcGetLTOIR", "nvrtcGetOptiXIR"}
+    expected |= {"nvrtcGetProgramLog", "nvrtcGetSupportedArchs"}
+    assert expected <= set(found), found
+    for name, row in found.items():
+        assert row["size"] > 1, (name, row)  # a 1-byte buffer is too small for each
+        for label in ("bytearray", "ctypes"):
+            if label in row:
+                assert "the call would run past its end" in row[label], (name, row)
+                assert f"= {row['size']} " in row[label] or "x c_int" in row[label], row
+        kind, length, same = row["returned"]
+        assert length == row["size"] and same, (name, row)
+        assert kind == ("list" if name == "nvrtcGetSupportedArchs" else "bytes")
+        if name != "nvrtcGetSupportedArchs":
+            assert row["given"] == "None"
 
 
 def test_checked_functions_take_lists_where_c_takes_string_arrays():

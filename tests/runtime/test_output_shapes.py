@@ -11,9 +11,10 @@ from __future__ import annotations
 import ctypes
 import importlib
 import inspect
+import subprocess
 
 import pytest
-from fast_support import stand_in_for_c
+from fast_support import compiler, stand_in_for_c
 from suite import probe_each_version
 
 import cudart
@@ -214,12 +215,55 @@ def test_egl_return_frame_takes_the_stream_and_returns_the_frame(version, monkey
     assert (pointee(conn), pointee(stream)) == (0x50000, 0x60000)
 
 
-def test_egl_disconnect_takes_the_connection_connect_returns(version, monkeypatch):
+# A stand-in for the two disconnects, in C: what C is handed (ctypes' conversion of the
+# argument, which a Python stand-in never sees) and what it reads through it.
+DISCONNECTS = ("cudaEGLStreamConsumerDisconnect", "cudaEGLStreamProducerDisconnect")
+DISCONNECT_STAND_IN = "void *seen_argument, *seen_pointee;\n" + "".join(
+    f"int {name}(void **conn) {{ seen_argument = conn; seen_pointee = conn ? *conn : 0; "
+    "return 0; }\n"
+    for name in DISCONNECTS
+)
+
+
+@pytest.fixture(scope="module")
+def disconnect_library(tmp_path_factory):
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("egl_stand_in")
+    (folder / "egl.c").write_text(DISCONNECT_STAND_IN)
+    library = folder / "libegl_stand_in.so"
+    command = [compiler(), "-shared", "-fPIC", "-o", str(library), str(folder / "egl.c")]
+    subprocess.run(command, check=True, capture_output=True)
+    return ctypes.CDLL(str(library))
+
+
+def test_egl_disconnect_hands_c_a_pointer_to_the_connection(
+    version, monkeypatch, disconnect_library
+):
+    """C takes `cudaEglStreamConnection *conn`: it must get the address of storage that
+    holds the connection (issue 33, item 25), from a handle object or an int alike."""
     checked, raw = modules(version)
-    for name in ("cudaEGLStreamConsumerDisconnect", "cudaEGLStreamProducerDisconnect"):
-        writer = replace_c(monkeypatch, checked, name)
-        getattr(checked, name)(raw.cudaEglStreamConnection(0x70000))
-        assert pointee(writer.calls[0][0]) == 0x70000
+    lib = disconnect_library
+    # The connection's value is the address of a cell of ours: C reading through the
+    # handle itself (passed where its address belongs) reads the cell, not unmapped memory.
+    cell = ctypes.c_void_p(0x5EED)
+    address = ctypes.addressof(cell)
+    for name in DISCONNECTS:
+        # The C function as the checked module binds it (its restype and argtypes).
+        unbound = vars(checked)["_UNBOUND"]["_" + name]
+        fn = lib[name]
+        fn.restype, fn.argtypes = unbound.restype, unbound.argtypes
+        stand_in_for_c(monkeypatch, checked, name, fn)
+        for conn in (raw.cudaEglStreamConnection(address), address):
+            ctypes.c_void_p.in_dll(lib, "seen_pointee").value = None
+            getattr(checked, name)(conn)
+            given = ctypes.c_void_p.in_dll(lib, "seen_argument").value
+            assert ctypes.c_void_p.in_dll(lib, "seen_pointee").value == address, (name, conn)
+            assert given not in (None, address), (name, conn)
+        destroyed = raw.cudaEglStreamConnection(address)
+        getattr(checked, name)(destroyed)
+        with pytest.raises(HandleDestroyedError):
+            getattr(checked, name)(destroyed)
 
 
 # ---------------------------------------------------------------- `_vN` twins
