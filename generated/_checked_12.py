@@ -777,6 +777,7 @@ if _VERSION == 12040:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -941,6 +942,7 @@ if _VERSION == 12050:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -1105,6 +1107,7 @@ if _VERSION == 12060:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -1269,6 +1272,7 @@ if _VERSION == 12080:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -1437,6 +1441,7 @@ if _VERSION == 12090:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -5620,9 +5625,9 @@ def cudaCreateChannelDesc(
         z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
         w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
-    if f.__class__ is not cudaChannelFormatKind and (
-        f.__class__ is not int or f not in _cudaChannelFormatKind_members
-    ):
+    if (
+        f.__class__ is not cudaChannelFormatKind and f.__class__ is not int
+    ) or f not in _cudaChannelFormatKind_members:
         f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
@@ -5944,18 +5949,18 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
 
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
-        target.__class__ is not int or target not in _cudaFlushGPUDirectRDMAWritesTarget_members
-    ):
+    if (
+        target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and target.__class__ is not int
+    ) or target not in _cudaFlushGPUDirectRDMAWritesTarget_members:
         target = _c.enum_argument(
             target,
             _range_cudaFlushGPUDirectRDMAWritesTarget,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
-        scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
-    ):
+    if (
+        scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and scope.__class__ is not int
+    ) or scope not in _cudaFlushGPUDirectRDMAWritesScope_members:
         scope = _c.enum_argument(
             scope,
             _range_cudaFlushGPUDirectRDMAWritesScope,
@@ -5988,9 +5993,9 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
 
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
-    if attr.__class__ is not cudaDeviceAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
@@ -6025,7 +6030,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     try:
         if _compiled:
@@ -6115,9 +6120,9 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
         )
@@ -6150,9 +6155,9 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
 
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     try:
         if _compiled:
@@ -6243,9 +6248,9 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
 
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
-    if attr.__class__ is not cudaDeviceP2PAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceP2PAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceP2PAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
@@ -6476,7 +6481,9 @@ if _VERSION >= 12040:
         if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
             device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
         if callbackFunc.__class__ is not int:
-            callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
+            callbackFunc = _c.function_pointer(
+                callbackFunc, "callbackFunc", "cudaAsyncCallback", cudaAsyncCallback
+            )
         elif callbackFunc >> 64:
             raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
         if userData.__class__ is not int:
@@ -6522,9 +6529,9 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
         )
@@ -6562,9 +6569,9 @@ def cudaDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
         )
@@ -6594,9 +6601,9 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
 
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
@@ -6642,9 +6649,9 @@ if _VERSION <= 12030:
 
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
-        if config.__class__ is not cudaSharedMemConfig and (
-            config.__class__ is not int or config not in _cudaSharedMemConfig_members
-        ):
+        if (
+            config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+        ) or config not in _cudaSharedMemConfig_members:
             config = _c.enum_argument(
                 config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
             )
@@ -6672,9 +6679,9 @@ if _VERSION >= 12040:
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
         _c.deprecated("cudaDeviceSetSharedMemConfig", None)
-        if config.__class__ is not cudaSharedMemConfig and (
-            config.__class__ is not int or config not in _cudaSharedMemConfig_members
-        ):
+        if (
+            config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+        ) or config not in _cudaSharedMemConfig_members:
             config = _c.enum_argument(
                 config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
             )
@@ -6894,9 +6901,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -6990,9 +6997,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -7708,9 +7715,9 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-    ):
+    if (
+        attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+    ) or attr not in _cudaFuncAttribute_members:
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
@@ -7739,9 +7746,9 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
@@ -7771,9 +7778,9 @@ if _VERSION <= 12030:
 
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
-        if config.__class__ is not cudaSharedMemConfig and (
-            config.__class__ is not int or config not in _cudaSharedMemConfig_members
-        ):
+        if (
+            config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+        ) or config not in _cudaSharedMemConfig_members:
             config = _c.enum_argument(
                 config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
             )
@@ -7806,9 +7813,9 @@ if _VERSION >= 12040:
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
         _c.deprecated("cudaFuncSetSharedMemConfig", None)
-        if config.__class__ is not cudaSharedMemConfig and (
-            config.__class__ is not int or config not in _cudaSharedMemConfig_members
-        ):
+        if (
+            config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+        ) or config not in _cudaSharedMemConfig_members:
             config = _c.enum_argument(
                 config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
             )
@@ -7847,9 +7854,9 @@ def cudaGLGetDevices(
         cudaDeviceCount = _c.integer(
             cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
         )
-    if deviceList.__class__ is not cudaGLDeviceList and (
-        deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
-    ):
+    if (
+        deviceList.__class__ is not cudaGLDeviceList and deviceList.__class__ is not int
+    ) or deviceList not in _cudaGLDeviceList_members:
         deviceList = _c.enum_argument(
             deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
         )
@@ -8283,7 +8290,7 @@ def cudaGetDriverEntryPoint(
     """
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -8332,7 +8339,7 @@ if _VERSION >= 12050:
             flags = _c.integer(
                 flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
             )
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -8368,9 +8375,9 @@ def cudaGetErrorName(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorName(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
@@ -8388,9 +8395,9 @@ def cudaGetErrorString(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorString(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
@@ -8731,7 +8738,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8770,6 +8777,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8919,6 +8927,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -8951,6 +8961,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8972,6 +8983,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9007,6 +9020,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9028,6 +9042,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9063,6 +9079,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9084,6 +9101,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9140,6 +9159,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9161,6 +9181,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9217,6 +9239,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9239,7 +9262,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -9280,6 +9303,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9301,6 +9325,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -9349,6 +9375,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9370,6 +9397,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -9418,6 +9447,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9439,6 +9469,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -9476,6 +9508,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9497,6 +9530,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9545,6 +9580,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9573,6 +9609,8 @@ def cudaGraphAddMemcpyNode1D(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -9583,9 +9621,9 @@ def cudaGraphAddMemcpyNode1D(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
@@ -9630,6 +9668,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9660,6 +9699,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
@@ -9672,9 +9713,9 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
@@ -9728,6 +9769,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9758,6 +9800,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
@@ -9770,9 +9814,9 @@ def cudaGraphAddMemcpyNodeToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
         )
@@ -9826,6 +9870,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9847,6 +9892,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -9895,6 +9942,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 if _VERSION >= 12020:
 
@@ -9917,6 +9965,8 @@ if _VERSION >= 12020:
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -9956,6 +10006,7 @@ if _VERSION >= 12020:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(pGraphNode, graph, cudaGraph_t)
         return pGraphNode
 if _VERSION >= 12030:
 
@@ -9980,6 +10031,8 @@ if _VERSION >= 12030:
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -10048,6 +10101,7 @@ if _VERSION >= 12030:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(pGraphNode, graph, cudaGraph_t)
         return pGraphNode
 
 
@@ -10200,7 +10254,7 @@ def cudaGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
@@ -10800,9 +10854,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
         )
@@ -10864,9 +10918,9 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -10938,9 +10992,9 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -11648,9 +11702,9 @@ if _VERSION <= 12020:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11709,9 +11763,9 @@ if _VERSION == 12030:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11772,9 +11826,9 @@ if _VERSION == 12040:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11836,9 +11890,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11902,9 +11956,9 @@ if _VERSION >= 12080:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11989,9 +12043,9 @@ if _VERSION <= 12020:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -12048,9 +12102,9 @@ if _VERSION == 12030:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -12109,9 +12163,9 @@ if _VERSION == 12040:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -12171,9 +12225,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -12235,9 +12289,9 @@ if _VERSION >= 12080:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -12474,9 +12528,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
         )
@@ -12530,9 +12584,9 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -12592,9 +12646,9 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -12709,6 +12763,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -12726,6 +12782,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 
 
@@ -14146,9 +14203,9 @@ if _VERSION >= 12080:
 
     C: cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
     """
-        if attr.__class__ is not cudaFuncAttribute and (
-            attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-        ):
+        if (
+            attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+        ) or attr not in _cudaFuncAttribute_members:
             attr = _c.enum_argument(
                 attr, _range_cudaFuncAttribute, "cudaKernelSetAttributeForDevice", "attr"
             )
@@ -14450,7 +14507,7 @@ if _VERSION >= 12080:
     """
         if library.__class__ is not cudaLibrary_t:
             library = _c.handle(library, cudaLibrary_t, "library")
-        if name.__class__ is not bytes:
+        if name.__class__ is not bytes or b"\0" in name:
             name = _c.cstring(name, "name")
         try:
             if _compiled:
@@ -14484,13 +14541,15 @@ if _VERSION >= 12080:
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
     C: cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
     """
         if library.__class__ is not cudaLibrary_t:
             library = _c.handle(library, cudaLibrary_t, "library")
-        if name.__class__ is not bytes:
+        if name.__class__ is not bytes or b"\0" in name:
             name = _c.cstring(name, "name")
         pKernel = cudaKernel_t()
         try:
@@ -14501,6 +14560,7 @@ if _VERSION >= 12080:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(pKernel, library, cudaLibrary_t)
         return pKernel
 
 
@@ -14556,7 +14616,7 @@ if _VERSION >= 12080:
     """
         if library.__class__ is not cudaLibrary_t:
             library = _c.handle(library, cudaLibrary_t, "library")
-        if name.__class__ is not bytes:
+        if name.__class__ is not bytes or b"\0" in name:
             name = _c.cstring(name, "name")
         try:
             if _compiled:
@@ -14596,7 +14656,7 @@ if _VERSION >= 12080:
     """
         if library.__class__ is not cudaLibrary_t:
             library = _c.handle(library, cudaLibrary_t, "library")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -15240,9 +15300,9 @@ def cudaMemAdvise(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
-    if advice.__class__ is not cudaMemoryAdvise and (
-        advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-    ):
+    if (
+        advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+    ) or advice not in _cudaMemoryAdvise_members:
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMemAdvise", "device")
@@ -15280,9 +15340,9 @@ if _VERSION >= 12020:
     """
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cudaMemAdvise_v2", "count")
-        if advice.__class__ is not cudaMemoryAdvise and (
-            advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-        ):
+        if (
+            advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+        ) or advice not in _cudaMemoryAdvise_members:
             advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise_v2", "advice")
         if devPtr.__class__ is not int:
             devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise_v2: count")
@@ -15429,9 +15489,9 @@ if _VERSION <= 12030:
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-        if handleType.__class__ is not cudaMemAllocationHandleType and (
-            handleType.__class__ is not int or handleType & -8
-        ):
+        if (
+            handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+        ) or handleType & -8:
             handleType = _c.enum_argument(
                 handleType,
                 _range_cudaMemAllocationHandleType,
@@ -15482,9 +15542,9 @@ if _VERSION >= 12040:
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-        if handleType.__class__ is not cudaMemAllocationHandleType and (
-            handleType.__class__ is not int or handleType & -16
-        ):
+        if (
+            handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+        ) or handleType & -16:
             handleType = _c.enum_argument(
                 handleType,
                 _range_cudaMemAllocationHandleType,
@@ -15585,9 +15645,9 @@ def cudaMemPoolGetAttribute(
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+    ) or attr not in _cudaMemPoolAttr_members:
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15623,9 +15683,9 @@ if _VERSION <= 12030:
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-        if handleType.__class__ is not cudaMemAllocationHandleType and (
-            handleType.__class__ is not int or handleType & -8
-        ):
+        if (
+            handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+        ) or handleType & -8:
             handleType = _c.enum_argument(
                 handleType,
                 _range_cudaMemAllocationHandleType,
@@ -15676,9 +15736,9 @@ if _VERSION >= 12040:
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-        if handleType.__class__ is not cudaMemAllocationHandleType and (
-            handleType.__class__ is not int or handleType & -16
-        ):
+        if (
+            handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+        ) or handleType & -16:
             handleType = _c.enum_argument(
                 handleType,
                 _range_cudaMemAllocationHandleType,
@@ -15818,9 +15878,9 @@ def cudaMemPoolSetAttribute(
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+    ) or attr not in _cudaMemPoolAttr_members:
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15932,9 +15992,9 @@ if _VERSION <= 12010:
     """
         if dataSize.__class__ is not int or dataSize >> 64:
             dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
-        if attribute.__class__ is not cudaMemRangeAttribute and (
-            attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
-        ):
+        if (
+            attribute.__class__ is not cudaMemRangeAttribute and attribute.__class__ is not int
+        ) or attribute not in _cudaMemRangeAttribute_members:
             attribute = _c.enum_argument(
                 attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
             )
@@ -16155,9 +16215,9 @@ if _VERSION >= 12020:
     """
         if dataSize.__class__ is not int or dataSize >> 64:
             dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
-        if attribute.__class__ is not cudaMemRangeAttribute and (
-            attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
-        ):
+        if (
+            attribute.__class__ is not cudaMemRangeAttribute and attribute.__class__ is not int
+        ) or attribute not in _cudaMemRangeAttribute_members:
             attribute = _c.enum_argument(
                 attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
             )
@@ -16291,9 +16351,9 @@ def cudaMemcpy(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
@@ -16345,9 +16405,9 @@ def cudaMemcpy2D(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16421,9 +16481,9 @@ def cudaMemcpy2DArrayToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -16489,9 +16549,9 @@ def cudaMemcpy2DAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16565,9 +16625,9 @@ def cudaMemcpy2DFromArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16633,9 +16693,9 @@ def cudaMemcpy2DFromArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16703,9 +16763,9 @@ def cudaMemcpy2DToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -16771,9 +16831,9 @@ def cudaMemcpy2DToArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -16995,9 +17055,9 @@ def cudaMemcpyArrayToArray(
         hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17041,9 +17101,9 @@ def cudaMemcpyAsync(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
@@ -17204,9 +17264,9 @@ def cudaMemcpyFromArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
@@ -17259,9 +17319,9 @@ def cudaMemcpyFromArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
@@ -17309,9 +17369,9 @@ def cudaMemcpyFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
@@ -17361,9 +17421,9 @@ def cudaMemcpyFromSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
@@ -17516,9 +17576,9 @@ def cudaMemcpyToArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17571,9 +17631,9 @@ def cudaMemcpyToArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17621,9 +17681,9 @@ def cudaMemcpyToSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -17673,9 +17733,9 @@ def cudaMemcpyToSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -18716,9 +18776,9 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
@@ -18761,9 +18821,9 @@ if _VERSION >= 12030:
             numDependencies = _c.integer(
                 numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
             )
-        if mode.__class__ is not cudaStreamCaptureMode and (
-            mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-        ):
+        if (
+            mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+        ) or mode not in _cudaStreamCaptureMode_members:
             mode = _c.enum_argument(
                 mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
             )
@@ -19009,9 +19069,9 @@ if _VERSION <= 12020:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19068,9 +19128,9 @@ if _VERSION == 12030:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19129,9 +19189,9 @@ if _VERSION == 12040:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19191,9 +19251,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19255,9 +19315,9 @@ if _VERSION >= 12080:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19675,9 +19735,9 @@ if _VERSION <= 12020:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -19734,9 +19794,9 @@ if _VERSION == 12030:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -19795,9 +19855,9 @@ if _VERSION == 12040:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -19857,9 +19917,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -19921,9 +19981,9 @@ if _VERSION >= 12080:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -20189,9 +20249,9 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
         )
@@ -20268,9 +20328,9 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
     C: cudaError_t cudaThreadGetLimit(size_t *pValue, enum cudaLimit limit)
     """
     _c.deprecated("cudaThreadGetLimit", "cudaDeviceGetLimit")
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadGetLimit", "limit")
     try:
         if _compiled:
@@ -20299,9 +20359,9 @@ def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
     C: cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
     _c.deprecated("cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig")
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaThreadSetCacheConfig", "cacheConfig"
         )
@@ -20329,9 +20389,9 @@ def cudaThreadSetLimit(limit: cudaLimit | int, value: int) -> None:
     C: cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value)
     """
     _c.deprecated("cudaThreadSetLimit", "cudaDeviceSetLimit")
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cudaThreadSetLimit", "value")

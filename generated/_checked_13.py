@@ -117,6 +117,7 @@ if _VERSION == 13000:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -177,6 +178,7 @@ if _VERSION == 13000:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -297,6 +299,7 @@ if _VERSION == 13010:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -362,6 +365,7 @@ if _VERSION == 13010:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -482,6 +486,7 @@ if _VERSION == 13020:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -548,6 +553,7 @@ if _VERSION == 13020:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -669,6 +675,7 @@ if _VERSION == 13030:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -736,6 +743,7 @@ if _VERSION == 13030:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -857,6 +865,7 @@ if _VERSION == 13040:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -924,6 +933,7 @@ if _VERSION == 13040:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -1045,6 +1055,7 @@ if _VERSION == 13050:
         cudaArraySparseProperties,
         cudaArray_const_t,
         cudaArray_t,
+        cudaAsyncCallback,
         cudaAsyncCallbackHandle_t,
         cudaChannelFormatDesc,
         cudaChannelFormatKind,
@@ -1112,6 +1123,7 @@ if _VERSION == 13050:
         cudaLimit,
         cudaLogIterator,
         cudaLogsCallbackHandle,
+        cudaLogsCallback_t,
         cudaMemAccessDesc,
         cudaMemAccessFlags,
         cudaMemAllocNodeParams,
@@ -4792,9 +4804,9 @@ def cudaCreateChannelDesc(
         z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
         w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
-    if f.__class__ is not cudaChannelFormatKind and (
-        f.__class__ is not int or f not in _cudaChannelFormatKind_members
-    ):
+    if (
+        f.__class__ is not cudaChannelFormatKind and f.__class__ is not int
+    ) or f not in _cudaChannelFormatKind_members:
         f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
@@ -5275,18 +5287,18 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
 
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
-        target.__class__ is not int or target not in _cudaFlushGPUDirectRDMAWritesTarget_members
-    ):
+    if (
+        target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and target.__class__ is not int
+    ) or target not in _cudaFlushGPUDirectRDMAWritesTarget_members:
         target = _c.enum_argument(
             target,
             _range_cudaFlushGPUDirectRDMAWritesTarget,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
-        scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
-    ):
+    if (
+        scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and scope.__class__ is not int
+    ) or scope not in _cudaFlushGPUDirectRDMAWritesScope_members:
         scope = _c.enum_argument(
             scope,
             _range_cudaFlushGPUDirectRDMAWritesScope,
@@ -5319,9 +5331,9 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
 
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
-    if attr.__class__ is not cudaDeviceAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
@@ -5356,7 +5368,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     try:
         if _compiled:
@@ -5439,9 +5451,9 @@ if _VERSION >= 13010:
     """
         if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
             device = _c.integer(device, _range_int, "cudaDeviceGetDevResource", "device")
-        if type.__class__ is not cudaDevResourceType and (
-            type.__class__ is not int or type not in _cudaDevResourceType_members
-        ):
+        if (
+            type.__class__ is not cudaDevResourceType and type.__class__ is not int
+        ) or type not in _cudaDevResourceType_members:
             type = _c.enum_argument(
                 type, _range_cudaDevResourceType, "cudaDeviceGetDevResource", "type"
             )
@@ -5510,9 +5522,9 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
         )
@@ -5595,9 +5607,9 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
 
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     try:
         if _compiled:
@@ -5747,9 +5759,9 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
 
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
-    if attr.__class__ is not cudaDeviceP2PAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceP2PAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceP2PAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
@@ -5951,7 +5963,9 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "cudaAsyncCallback", cudaAsyncCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -5997,9 +6011,9 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
         )
@@ -6037,9 +6051,9 @@ def cudaDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
         )
@@ -6069,9 +6083,9 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
 
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
@@ -6119,9 +6133,9 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaDeviceSetSharedMemConfig", None)
-    if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in _cudaSharedMemConfig_members
-    ):
+    if (
+        config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+    ) or config not in _cudaSharedMemConfig_members:
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
         )
@@ -6827,9 +6841,9 @@ if _VERSION >= 13010:
 
     C: cudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-        if type.__class__ is not cudaDevResourceType and (
-            type.__class__ is not int or type not in _cudaDevResourceType_members
-        ):
+        if (
+            type.__class__ is not cudaDevResourceType and type.__class__ is not int
+        ) or type not in _cudaDevResourceType_members:
             type = _c.enum_argument(
                 type, _range_cudaDevResourceType, "cudaExecutionCtxGetDevResource", "type"
             )
@@ -7408,9 +7422,9 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-    ):
+    if (
+        attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+    ) or attr not in _cudaFuncAttribute_members:
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
@@ -7439,9 +7453,9 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
@@ -7473,9 +7487,9 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
-    if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in _cudaSharedMemConfig_members
-    ):
+    if (
+        config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+    ) or config not in _cudaSharedMemConfig_members:
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
@@ -7514,9 +7528,9 @@ def cudaGLGetDevices(
         cudaDeviceCount = _c.integer(
             cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
         )
-    if deviceList.__class__ is not cudaGLDeviceList and (
-        deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
-    ):
+    if (
+        deviceList.__class__ is not cudaGLDeviceList and deviceList.__class__ is not int
+    ) or deviceList not in _cudaGLDeviceList_members:
         deviceList = _c.enum_argument(
             deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
         )
@@ -7926,7 +7940,7 @@ def cudaGetDriverEntryPoint(
     _c.deprecated("cudaGetDriverEntryPoint", None)
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -7975,7 +7989,7 @@ if _VERSION <= 13040:
             flags = _c.integer(
                 flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
             )
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -8030,7 +8044,7 @@ if _VERSION == 13050:
             flags = _c.integer(
                 flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
             )
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -8066,9 +8080,9 @@ def cudaGetErrorName(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorName(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
@@ -8086,9 +8100,9 @@ def cudaGetErrorString(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorString(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
@@ -9253,9 +9267,9 @@ def cudaGraphAddMemcpyNode1D(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
@@ -9345,9 +9359,9 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
@@ -9446,9 +9460,9 @@ def cudaGraphAddMemcpyNodeToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
         )
@@ -9895,7 +9909,7 @@ def cudaGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
@@ -10527,9 +10541,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
         )
@@ -10591,9 +10605,9 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -10665,9 +10679,9 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -11423,9 +11437,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11492,9 +11506,9 @@ if _VERSION >= 13020:
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
             )
@@ -11587,9 +11601,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -11654,9 +11668,9 @@ if _VERSION >= 13020:
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
             )
@@ -11893,9 +11907,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
         )
@@ -11949,9 +11963,9 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -12011,9 +12025,9 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -13702,9 +13716,9 @@ def cudaKernelSetAttributeForDevice(
 
     C: cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
     """
-    if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-    ):
+    if (
+        attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+    ) or attr not in _cudaFuncAttribute_members:
         attr = _c.enum_argument(
             attr, _range_cudaFuncAttribute, "cudaKernelSetAttributeForDevice", "attr"
         )
@@ -13987,7 +14001,7 @@ def cudaLibraryGetGlobal(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     try:
         if _compiled:
@@ -14029,7 +14043,7 @@ def cudaLibraryGetKernel(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = cudaKernel_t()
     try:
@@ -14096,7 +14110,7 @@ def cudaLibraryGetManaged(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     try:
         if _compiled:
@@ -14136,7 +14150,7 @@ def cudaLibraryGetUnifiedFunction(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -14461,7 +14475,7 @@ def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToFile", "flags")
-    if pathToFile.__class__ is not bytes:
+    if pathToFile.__class__ is not bytes or b"\0" in pathToFile:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
     iterator_ = cudaLogIterator(iterator)
     try:
@@ -14540,7 +14554,9 @@ def cudaLogsRegisterCallback(
     C: cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)
     """
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaLogsCallback_t")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "cudaLogsCallback_t", cudaLogsCallback_t
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
@@ -15019,9 +15035,9 @@ if _VERSION <= 13030:
     """
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
-        if advice.__class__ is not cudaMemoryAdvise and (
-            advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-        ):
+        if (
+            advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+        ) or advice not in _cudaMemoryAdvise_members:
             advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
         if devPtr.__class__ is not int:
             devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
@@ -15057,9 +15073,9 @@ if _VERSION >= 13040:
     """
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
-        if advice.__class__ is not cudaMemoryAdvise and (
-            advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-        ):
+        if (
+            advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+        ) or advice not in _cudaMemoryAdvise_members:
             advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
         if devPtr.__class__ is not int:
             devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
@@ -15242,9 +15258,9 @@ def cudaMemGetDefaultMemPool(
 
     C: cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
-    if type.__class__ is not cudaMemAllocationType and (
-        type.__class__ is not int or type not in _cudaMemAllocationType_members
-    ):
+    if (
+        type.__class__ is not cudaMemAllocationType and type.__class__ is not int
+    ) or type not in _cudaMemAllocationType_members:
         type = _c.enum_argument(
             type, _range_cudaMemAllocationType, "cudaMemGetDefaultMemPool", "type"
         )
@@ -15308,9 +15324,9 @@ if _VERSION <= 13030:
 
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
-        if type.__class__ is not cudaMemAllocationType and (
-            type.__class__ is not int or type not in _cudaMemAllocationType_members
-        ):
+        if (
+            type.__class__ is not cudaMemAllocationType and type.__class__ is not int
+        ) or type not in _cudaMemAllocationType_members:
             type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -15391,9 +15407,9 @@ if _VERSION >= 13040:
 
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
-        if type.__class__ is not cudaMemAllocationType and (
-            type.__class__ is not int or type not in _cudaMemAllocationType_members
-        ):
+        if (
+            type.__class__ is not cudaMemAllocationType and type.__class__ is not int
+        ) or type not in _cudaMemAllocationType_members:
             type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -15512,9 +15528,9 @@ def cudaMemPoolExportToShareableHandle(
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if handleType.__class__ is not cudaMemAllocationHandleType and (
-        handleType.__class__ is not int or handleType & -16
-    ):
+    if (
+        handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+    ) or handleType & -16:
         handleType = _c.enum_argument(
             handleType,
             _range_cudaMemAllocationHandleType,
@@ -15616,9 +15632,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15671,9 +15687,9 @@ if 13020 <= _VERSION <= 13030:
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15727,9 +15743,9 @@ if _VERSION >= 13040:
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15764,9 +15780,9 @@ def cudaMemPoolImportFromShareableHandle(
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if handleType.__class__ is not cudaMemAllocationHandleType and (
-        handleType.__class__ is not int or handleType & -16
-    ):
+    if (
+        handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+    ) or handleType & -16:
         handleType = _c.enum_argument(
             handleType,
             _range_cudaMemAllocationHandleType,
@@ -15908,9 +15924,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -15962,9 +15978,9 @@ if 13020 <= _VERSION <= 13030:
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -16053,9 +16069,9 @@ if _VERSION >= 13040:
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-        if attr.__class__ is not cudaMemPoolAttr and (
-            attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-        ):
+        if (
+            attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+        ) or attr not in _cudaMemPoolAttr_members:
             attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
         if memPool.__class__ is not cudaMemPool_t:
             memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -16316,9 +16332,9 @@ def cudaMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not cudaMemRangeAttribute and (
-        attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
-    ):
+    if (
+        attribute.__class__ is not cudaMemRangeAttribute and attribute.__class__ is not int
+    ) or attribute not in _cudaMemRangeAttribute_members:
         attribute = _c.enum_argument(
             attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
@@ -16445,9 +16461,9 @@ if _VERSION <= 13030:
 
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
-        if type.__class__ is not cudaMemAllocationType and (
-            type.__class__ is not int or type not in _cudaMemAllocationType_members
-        ):
+        if (
+            type.__class__ is not cudaMemAllocationType and type.__class__ is not int
+        ) or type not in _cudaMemAllocationType_members:
             type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -16477,9 +16493,9 @@ if _VERSION >= 13040:
 
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
-        if type.__class__ is not cudaMemAllocationType and (
-            type.__class__ is not int or type not in _cudaMemAllocationType_members
-        ):
+        if (
+            type.__class__ is not cudaMemAllocationType and type.__class__ is not int
+        ) or type not in _cudaMemAllocationType_members:
             type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -16516,9 +16532,9 @@ def cudaMemcpy(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
@@ -16570,9 +16586,9 @@ def cudaMemcpy2D(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16646,9 +16662,9 @@ def cudaMemcpy2DArrayToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -16714,9 +16730,9 @@ def cudaMemcpy2DAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16790,9 +16806,9 @@ def cudaMemcpy2DFromArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16858,9 +16874,9 @@ def cudaMemcpy2DFromArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -16928,9 +16944,9 @@ def cudaMemcpy2DToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -16996,9 +17012,9 @@ def cudaMemcpy2DToArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17247,9 +17263,9 @@ def cudaMemcpyArrayToArray(
         hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17293,9 +17309,9 @@ def cudaMemcpyAsync(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
@@ -17432,9 +17448,9 @@ def cudaMemcpyFromArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
@@ -17487,9 +17503,9 @@ def cudaMemcpyFromArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
@@ -17537,9 +17553,9 @@ def cudaMemcpyFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
@@ -17589,9 +17605,9 @@ def cudaMemcpyFromSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
@@ -17744,9 +17760,9 @@ def cudaMemcpyToArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17799,9 +17815,9 @@ def cudaMemcpyToArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -17849,9 +17865,9 @@ def cudaMemcpyToSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -17901,9 +17917,9 @@ def cudaMemcpyToSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -18880,9 +18896,9 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
@@ -18924,9 +18940,9 @@ def cudaStreamBeginCaptureToGraph(
         numDependencies = _c.integer(
             numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
         )
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
@@ -18993,9 +19009,9 @@ if _VERSION >= 13030:
 
     C: cudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)
     """
-        if mode.__class__ is not cudaStreamCaptureMode and (
-            mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-        ):
+        if (
+            mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+        ) or mode not in _cudaStreamCaptureMode_members:
             mode = _c.enum_argument(
                 mode, _range_cudaStreamCaptureMode, "cudaStreamBeginRecaptureToGraph", "mode"
             )
@@ -19378,9 +19394,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19445,9 +19461,9 @@ if _VERSION >= 13020:
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
             )
@@ -19554,9 +19570,9 @@ if _VERSION >= 13010:
 
     C: cudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-        if type.__class__ is not cudaDevResourceType and (
-            type.__class__ is not int or type not in _cudaDevResourceType_members
-        ):
+        if (
+            type.__class__ is not cudaDevResourceType and type.__class__ is not int
+        ) or type not in _cudaDevResourceType_members:
             type = _c.enum_argument(
                 type, _range_cudaDevResourceType, "cudaStreamGetDevResource", "type"
             )
@@ -19802,9 +19818,9 @@ if _VERSION <= 13010:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -19869,9 +19885,9 @@ if _VERSION >= 13020:
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-        if attr.__class__ is not cudaLaunchAttributeID and (
-            attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-        ):
+        if (
+            attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+        ) or attr not in _cudaLaunchAttributeID_members:
             attr = _c.enum_argument(
                 attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
             )
@@ -20030,9 +20046,9 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
         )

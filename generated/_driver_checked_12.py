@@ -219,6 +219,7 @@ if _VERSION == 12000:
         CUmipmappedArray,
         CUmodule,
         CUmoduleLoadingMode_enum,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -336,6 +337,7 @@ if _VERSION == 12010:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -455,6 +457,7 @@ if _VERSION == 12020:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -578,6 +581,7 @@ if _VERSION == 12030:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -635,6 +639,7 @@ if _VERSION == 12040:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUclusterSchedulingPolicy_enum,
         CUcontext,
@@ -708,6 +713,7 @@ if _VERSION == 12040:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -765,6 +771,7 @@ if _VERSION == 12050:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUclusterSchedulingPolicy_enum,
         CUcontext,
@@ -839,6 +846,7 @@ if _VERSION == 12050:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -896,6 +904,7 @@ if _VERSION == 12060:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUclusterSchedulingPolicy_enum,
         CUcontext,
@@ -970,6 +979,7 @@ if _VERSION == 12060:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUsharedconfig_enum,
         CUstream,
@@ -1028,6 +1038,7 @@ if _VERSION == 12080:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -1109,6 +1120,7 @@ if _VERSION == 12080:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedconfig_enum,
@@ -1169,6 +1181,7 @@ if _VERSION == 12090:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -1228,6 +1241,7 @@ if _VERSION == 12090:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -1252,6 +1266,7 @@ if _VERSION == 12090:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedconfig_enum,
@@ -6896,9 +6911,9 @@ if _VERSION >= 12010:
 
     C: CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-        if attrib.__class__ is not CUcoredumpSettings_enum and (
-            attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+        ) or attrib not in _CUcoredumpSettings_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
             )
@@ -6936,9 +6951,9 @@ if _VERSION >= 12010:
 
     C: CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-        if attrib.__class__ is not CUcoredumpSettings_enum and (
-            attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+        ) or attrib not in _CUcoredumpSettings_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
             )
@@ -6976,9 +6991,9 @@ if _VERSION >= 12010:
 
     C: CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-        if attrib.__class__ is not CUcoredumpSettings_enum and (
-            attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+        ) or attrib not in _CUcoredumpSettings_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
             )
@@ -7016,9 +7031,9 @@ if _VERSION >= 12010:
 
     C: CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-        if attrib.__class__ is not CUcoredumpSettings_enum and (
-            attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+        ) or attrib not in _CUcoredumpSettings_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
             )
@@ -7478,9 +7493,9 @@ if _VERSION >= 12040:
 
     C: CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-        if type.__class__ is not CUdevResourceType and (
-            type.__class__ is not int or type not in _CUdevResourceType_members
-        ):
+        if (
+            type.__class__ is not CUdevResourceType and type.__class__ is not int
+        ) or type not in _CUdevResourceType_members:
             type = _c.enum_argument(type, _range_CUdevResourceType, "cuCtxGetDevResource", "type")
         if hCtx.__class__ is not CUcontext:
             hCtx = _c.handle(hCtx, CUcontext, "hCtx")
@@ -7555,9 +7570,9 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType_enum | int) -> CUexecAffinityP
 
     C: CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuCtxGetExecAffinity", "type"
         )
@@ -7643,9 +7658,9 @@ def cuCtxGetLimit(limit: CUlimit_enum | int) -> int:
 
     C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxGetLimit", "limit")
     try:
         if _compiled:
@@ -7892,9 +7907,9 @@ def cuCtxSetCacheConfig(config: CUfunc_cache_enum | int) -> None:
 
     C: CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(config, _range_CUfunc_cache_enum, "cuCtxSetCacheConfig", "config")
     try:
         err = _cuCtxSetCacheConfig(config)
@@ -7962,9 +7977,9 @@ def cuCtxSetLimit(limit: CUlimit_enum | int, value: int) -> None:
 
     C: CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cuCtxSetLimit", "value")
@@ -7989,9 +8004,9 @@ if _VERSION <= 12030:
 
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
-        if config.__class__ is not CUsharedconfig_enum and (
-            config.__class__ is not int or config not in _CUsharedconfig_enum_members
-        ):
+        if (
+            config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+        ) or config not in _CUsharedconfig_enum_members:
             config = _c.enum_argument(
                 config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
             )
@@ -8019,9 +8034,9 @@ if _VERSION >= 12040:
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
         _c.deprecated("cuCtxSetSharedMemConfig", None)
-        if config.__class__ is not CUsharedconfig_enum and (
-            config.__class__ is not int or config not in _CUsharedconfig_enum_members
-        ):
+        if (
+            config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+        ) or config not in _CUsharedconfig_enum_members:
             config = _c.enum_argument(
                 config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
             )
@@ -8409,9 +8424,9 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute_enum | int, dev: int) -> int
 
     C: CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     """
-    if attrib.__class__ is not CUdevice_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_attribute_enum, "cuDeviceGetAttribute", "attrib"
         )
@@ -8446,7 +8461,7 @@ def cuDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     dev = CUdevice()
     try:
@@ -8527,9 +8542,9 @@ if _VERSION >= 12040:
     """
         if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
             device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetDevResource", "device")
-        if type.__class__ is not CUdevResourceType and (
-            type.__class__ is not int or type not in _CUdevResourceType_members
-        ):
+        if (
+            type.__class__ is not CUdevResourceType and type.__class__ is not int
+        ) or type not in _CUdevResourceType_members:
             type = _c.enum_argument(type, _range_CUdevResourceType, "cuDeviceGetDevResource", "type")
         resource = CUdevResource()
         try:
@@ -8559,9 +8574,9 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
 
     C: CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuDeviceGetExecAffinitySupport", "type"
         )
@@ -8609,9 +8624,9 @@ def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
@@ -8795,9 +8810,9 @@ def cuDeviceGetP2PAttribute(
 
     C: CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
     """
-    if attrib.__class__ is not CUdevice_P2PAttribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_P2PAttribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_P2PAttribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_P2PAttribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_P2PAttribute_enum, "cuDeviceGetP2PAttribute", "attrib"
         )
@@ -8904,9 +8919,9 @@ def cuDeviceGetTexture1DLinearMaxWidth(
 
     C: CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev)
     """
-    if format.__class__ is not CUarray_format_enum and (
-        format.__class__ is not int or format not in _CUarray_format_enum_members
-    ):
+    if (
+        format.__class__ is not CUarray_format_enum and format.__class__ is not int
+    ) or format not in _CUarray_format_enum_members:
         format = _c.enum_argument(
             format, _range_CUarray_format_enum, "cuDeviceGetTexture1DLinearMaxWidth", "format"
         )
@@ -9238,7 +9253,9 @@ if _VERSION >= 12040:
                 device, _range_CUdevice_int, "cuDeviceRegisterAsyncNotification", "device"
             )
         if callbackFunc.__class__ is not int:
-            callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUasyncCallback")
+            callbackFunc = _c.function_pointer(
+                callbackFunc, "callbackFunc", "CUasyncCallback", CUasyncCallback
+            )
         elif callbackFunc >> 64:
             raise _c.address_error(callbackFunc, "cuDeviceRegisterAsyncNotification", "callbackFunc")
         if userData.__class__ is not int:
@@ -9285,9 +9302,9 @@ def cuDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
@@ -9462,6 +9479,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -9475,6 +9494,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -9820,18 +9840,19 @@ def cuFlushGPUDirectRDMAWrites(
 
     C: CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum and (
-        target.__class__ is not int or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members
-    ):
+    if (
+        target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum
+        and target.__class__ is not int
+    ) or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members:
         target = _c.enum_argument(
             target,
             _range_CUflushGPUDirectRDMAWritesTarget_enum,
             "cuFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and (
-        scope.__class__ is not int or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members
-    ):
+    if (
+        scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and scope.__class__ is not int
+    ) or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members:
         scope = _c.enum_argument(
             scope,
             _range_CUflushGPUDirectRDMAWritesScope_enum,
@@ -9865,9 +9886,9 @@ if _VERSION <= 12030:
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-        if attrib.__class__ is not CUfunction_attribute_enum and (
-            attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+        ) or attrib not in _CUfunction_attribute_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
             )
@@ -9906,9 +9927,9 @@ if _VERSION >= 12040:
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-        if attrib.__class__ is not CUfunction_attribute_enum and (
-            attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-        ):
+        if (
+            attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+        ) or attrib not in _CUfunction_attribute_enum_members:
             attrib = _c.enum_argument(
                 attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
             )
@@ -10092,9 +10113,9 @@ def cuFuncSetAttribute(
 
     C: CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncSetAttribute", "attrib"
         )
@@ -10157,9 +10178,9 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | _HandleLike, config: CUfunc_cache_e
 
     C: CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuFuncSetCacheConfig", "config"
         )
@@ -10189,9 +10210,9 @@ if _VERSION <= 12030:
 
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
-        if config.__class__ is not CUsharedconfig_enum and (
-            config.__class__ is not int or config not in _CUsharedconfig_enum_members
-        ):
+        if (
+            config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+        ) or config not in _CUsharedconfig_enum_members:
             config = _c.enum_argument(
                 config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
             )
@@ -10224,9 +10245,9 @@ if _VERSION >= 12040:
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
         _c.deprecated("cuFuncSetSharedMemConfig", None)
-        if config.__class__ is not CUsharedconfig_enum and (
-            config.__class__ is not int or config not in _CUsharedconfig_enum_members
-        ):
+        if (
+            config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+        ) or config not in _CUsharedconfig_enum_members:
             config = _c.enum_argument(
                 config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
             )
@@ -10283,9 +10304,9 @@ def cuGetErrorName(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorName(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorName", "error")
     pStr = c_char_p()
     try:
@@ -10312,9 +10333,9 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorString(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorString", "error")
     pStr = c_char_p()
     try:
@@ -10380,7 +10401,7 @@ def cuGetProcAddress(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -10424,7 +10445,7 @@ def cuGetProcAddress_v2(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -10462,6 +10483,8 @@ def cuGraphAddBatchMemOpNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10510,6 +10533,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10531,6 +10555,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10568,6 +10594,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10710,6 +10737,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -10740,6 +10769,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10761,6 +10791,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10796,6 +10828,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10817,6 +10850,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10852,6 +10887,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10873,6 +10909,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10929,6 +10967,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10950,6 +10989,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11004,6 +11045,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11026,7 +11068,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11067,6 +11109,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11088,6 +11131,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11134,6 +11179,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11155,6 +11201,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11203,6 +11251,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11224,6 +11273,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11272,6 +11323,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11293,6 +11345,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11330,6 +11384,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11353,6 +11408,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11396,6 +11453,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11419,6 +11477,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -11469,6 +11529,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 if _VERSION >= 12020:
 
@@ -11491,6 +11552,8 @@ if _VERSION >= 12020:
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11530,6 +11593,7 @@ if _VERSION >= 12020:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(phGraphNode, hGraph, CUgraph)
         return phGraphNode
 if _VERSION >= 12030:
 
@@ -11554,6 +11618,8 @@ if _VERSION >= 12030:
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11615,6 +11681,7 @@ if _VERSION >= 12030:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(phGraphNode, hGraph, CUgraph)
         return phGraphNode
 
 
@@ -11846,7 +11913,7 @@ def cuGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cuGraphDebugDotPrint", "flags")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cuGraphDebugDotPrint(hGraph, path, flags)
@@ -13204,9 +13271,9 @@ if _VERSION <= 12020:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13265,9 +13332,9 @@ if _VERSION == 12030:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13328,9 +13395,9 @@ if _VERSION == 12040:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13392,9 +13459,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13458,9 +13525,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13574,9 +13641,9 @@ if _VERSION <= 12020:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -13633,9 +13700,9 @@ if _VERSION == 12030:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -13694,9 +13761,9 @@ if _VERSION == 12040:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -13756,9 +13823,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -13820,9 +13887,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -14148,6 +14215,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -14165,6 +14234,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -15053,9 +15123,9 @@ if _VERSION >= 12040:
 
     C: CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-        if type.__class__ is not CUdevResourceType and (
-            type.__class__ is not int or type not in _CUdevResourceType_members
-        ):
+        if (
+            type.__class__ is not CUdevResourceType and type.__class__ is not int
+        ) or type not in _CUdevResourceType_members:
             type = _c.enum_argument(type, _range_CUdevResourceType, "cuGreenCtxGetDevResource", "type")
         if hCtx.__class__ is not CUgreenCtx:
             hCtx = _c.handle(hCtx, CUgreenCtx, "hCtx")
@@ -15163,6 +15233,8 @@ if _VERSION >= 12050:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -15182,6 +15254,7 @@ if _VERSION >= 12050:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(phStream, greenCtx, CUgreenCtx)
         return phStream
 
 
@@ -15409,6 +15482,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -15420,6 +15495,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -15500,9 +15576,9 @@ def cuKernelGetAttribute(
 
     C: CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelGetAttribute", "attrib"
         )
@@ -15537,6 +15613,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -15550,6 +15628,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 if _VERSION >= 12050:
 
@@ -15666,9 +15745,9 @@ def cuKernelSetAttribute(
 
     C: CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelSetAttribute", "attrib"
         )
@@ -15704,9 +15783,9 @@ def cuKernelSetCacheConfig(
 
     C: CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuKernelSetCacheConfig", "config"
         )
@@ -16208,7 +16287,7 @@ def cuLibraryGetGlobal(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -16235,13 +16314,15 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = CUkernel()
     try:
@@ -16250,6 +16331,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 if _VERSION >= 12040:
 
@@ -16306,7 +16388,7 @@ def cuLibraryGetManaged(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -16332,6 +16414,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -16345,6 +16429,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 if _VERSION == 12000:
 
@@ -16369,7 +16454,7 @@ if _VERSION == 12000:
     """
         if library.__class__ is not CUlibrary:
             library = _c.handle(library, CUlibrary, "library")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -16408,7 +16493,7 @@ if _VERSION >= 12010:
     """
         if library.__class__ is not CUlibrary:
             library = _c.handle(library, CUlibrary, "library")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -17052,9 +17137,9 @@ def cuLinkAddData(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
@@ -17066,7 +17151,7 @@ def cuLinkAddData(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
@@ -17122,9 +17207,9 @@ def cuLinkAddData_v2(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
@@ -17136,7 +17221,7 @@ def cuLinkAddData_v2(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(
@@ -17190,15 +17275,15 @@ def cuLinkAddFile(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
@@ -17248,15 +17333,15 @@ def cuLinkAddFile_v2(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(
@@ -17493,7 +17578,7 @@ if _VERSION == 12090:
             )
         if flags.__class__ is not int or flags >> 32:
             flags = _c.integer(flags, _range_unsigned_int, "cuLogsDumpToFile", "flags")
-        if pathToFile.__class__ is not bytes:
+        if pathToFile.__class__ is not bytes or b"\0" in pathToFile:
             pathToFile = _c.cstring(pathToFile, "pathToFile")
         iterator_ = CUlogIterator(iterator)
         try:
@@ -17572,7 +17657,9 @@ if _VERSION == 12090:
     C: CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
     """
         if callbackFunc.__class__ is not int:
-            callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUlogsCallback")
+            callbackFunc = _c.function_pointer(
+                callbackFunc, "callbackFunc", "CUlogsCallback", CUlogsCallback
+            )
         elif callbackFunc >> 64:
             raise _c.address_error(callbackFunc, "cuLogsRegisterCallback", "callbackFunc")
         if userData.__class__ is not int:
@@ -17751,9 +17838,9 @@ def cuMemAdvise(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuMemAdvise", "device")
@@ -17791,9 +17878,9 @@ if _VERSION >= 12020:
             )
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cuMemAdvise_v2", "count")
-        if advice.__class__ is not CUmem_advise_enum and (
-            advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-        ):
+        if (
+            advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+        ) or advice not in _CUmem_advise_enum_members:
             advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise_v2", "advice")
         try:
             err = _cuMemAdvise_v2(devPtr, count, advice, location)
@@ -18259,9 +18346,10 @@ if _VERSION <= 12020:
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-        if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemAllocationHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUmemAllocationHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemAllocationHandleType_enum,
@@ -18309,9 +18397,10 @@ if _VERSION >= 12030:
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-        if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemAllocationHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUmemAllocationHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemAllocationHandleType_enum,
@@ -18562,9 +18651,10 @@ def cuMemGetAllocationGranularity(
 
     C: CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
     """
-    if option.__class__ is not CUmemAllocationGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmemAllocationGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmemAllocationGranularity_flags_enum
+        and option.__class__ is not int
+    ) or option not in _CUmemAllocationGranularity_flags_enum_members:
         option = _c.enum_argument(
             option,
             _range_CUmemAllocationGranularity_flags_enum,
@@ -18648,9 +18738,9 @@ if _VERSION <= 12060:
             )
         if size.__class__ is not int or size >> 64:
             size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-        if handleType.__class__ is not CUmemRangeHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+        ) or handleType not in _CUmemRangeHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemRangeHandleType_enum,
@@ -18702,9 +18792,9 @@ if _VERSION >= 12080:
             )
         if size.__class__ is not int or size >> 64:
             size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-        if handleType.__class__ is not CUmemRangeHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+        ) or handleType not in _CUmemRangeHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemRangeHandleType_enum,
@@ -19050,10 +19140,10 @@ def cuMemImportFromShareableHandle(
 
     C: CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
     """
-    if shHandleType.__class__ is not CUmemAllocationHandleType_enum and (
-        shHandleType.__class__ is not int
-        or shHandleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        shHandleType.__class__ is not CUmemAllocationHandleType_enum
+        and shHandleType.__class__ is not int
+    ) or shHandleType not in _CUmemAllocationHandleType_enum_members:
         shHandleType = _c.enum_argument(
             shHandleType,
             _range_CUmemAllocationHandleType_enum,
@@ -19316,9 +19406,10 @@ if _VERSION <= 12020:
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-        if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemAllocationHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUmemAllocationHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemAllocationHandleType_enum,
@@ -19365,9 +19456,10 @@ if _VERSION >= 12030:
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-        if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-            handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUmemAllocationHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUmemAllocationHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUmemAllocationHandleType_enum,
@@ -19464,9 +19556,9 @@ def cuMemPoolGetAttribute(
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
         )
@@ -19501,9 +19593,10 @@ def cuMemPoolImportFromShareableHandle(
 
     C: CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -19631,9 +19724,9 @@ def cuMemPoolSetAttribute(
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
         )
@@ -19748,9 +19841,9 @@ if _VERSION <= 12010:
     """
         if dataSize.__class__ is not int or dataSize >> 64:
             dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-        if attribute.__class__ is not CUmem_range_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUmem_range_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
             )
@@ -19985,9 +20078,9 @@ if _VERSION >= 12020:
     """
         if dataSize.__class__ is not int or dataSize >> 64:
             dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-        if attribute.__class__ is not CUmem_range_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUmem_range_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
             )
@@ -20231,7 +20324,7 @@ def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst", True)
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -20621,7 +20714,9 @@ def cuMemcpyAsync(
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst", True
+        )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -20741,7 +20836,7 @@ def cuMemcpyAtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD", "srcOffset")
@@ -20778,7 +20873,7 @@ def cuMemcpyAtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD_v2", "srcOffset")
@@ -21146,7 +21241,7 @@ def cuMemcpyDtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21186,7 +21281,7 @@ def cuMemcpyDtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21228,7 +21323,11 @@ def cuMemcpyDtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyDtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21266,7 +21365,7 @@ def cuMemcpyDtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21618,7 +21717,7 @@ def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD", "ByteCount")
@@ -21658,7 +21757,7 @@ def cuMemcpyHtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync", "ByteCount")
@@ -21700,7 +21799,11 @@ def cuMemcpyHtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyHtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync_v2", "ByteCount")
@@ -21738,7 +21841,7 @@ def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCo
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD_v2", "ByteCount")
@@ -21780,7 +21883,7 @@ def cuMemcpyPeer(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21828,7 +21931,7 @@ def cuMemcpyPeerAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -21870,7 +21973,7 @@ def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16", "us")
@@ -21903,7 +22006,7 @@ def cuMemsetD16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16Async", "us")
@@ -21937,7 +22040,7 @@ def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16_v2", "us")
@@ -21971,7 +22074,7 @@ def cuMemsetD2D16(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16", "dstPitch")
@@ -22017,7 +22120,11 @@ def cuMemsetD2D16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D16Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16Async", "dstPitch")
@@ -22059,7 +22166,7 @@ def cuMemsetD2D16_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16_v2", "dstPitch")
@@ -22099,7 +22206,7 @@ def cuMemsetD2D32(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32", "dstPitch")
@@ -22145,7 +22252,11 @@ def cuMemsetD2D32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D32Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32Async", "dstPitch")
@@ -22187,7 +22298,7 @@ def cuMemsetD2D32_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32_v2", "dstPitch")
@@ -22227,7 +22338,7 @@ def cuMemsetD2D8(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8", "dstPitch")
@@ -22273,7 +22384,7 @@ def cuMemsetD2D8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8Async", "dstPitch")
@@ -22315,7 +22426,7 @@ def cuMemsetD2D8_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8_v2", "dstPitch")
@@ -22351,7 +22462,7 @@ def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32", "ui")
@@ -22384,7 +22495,7 @@ def cuMemsetD32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32Async", "ui")
@@ -22418,7 +22529,7 @@ def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32_v2", "ui")
@@ -22448,7 +22559,7 @@ def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8", "uc")
@@ -22481,7 +22592,7 @@ def cuMemsetD8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8Async", "uc")
@@ -22515,7 +22626,7 @@ def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8_v2", "uc")
@@ -22755,13 +22866,15 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     hfunc = CUfunction()
     try:
@@ -22770,6 +22883,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 if _VERSION >= 12040:
 
@@ -22824,7 +22938,7 @@ def cuModuleGetGlobal(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -22858,7 +22972,7 @@ def cuModuleGetGlobal_v2(hmod: CUmodule | _HandleLike, name: str | bytes | None)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -22920,7 +23034,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) -
     _c.deprecated("cuModuleGetSurfRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pSurfRef = CUsurfref()
     try:
@@ -22953,7 +23067,7 @@ def cuModuleGetTexRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     _c.deprecated("cuModuleGetTexRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pTexRef = CUtexref()
     try:
@@ -22976,6 +23090,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -22988,6 +23104,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -23001,6 +23118,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -23017,6 +23136,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -23035,6 +23155,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -23071,6 +23193,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -23084,6 +23207,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -23100,6 +23225,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 if _VERSION <= 12030:
 
@@ -23398,9 +23524,9 @@ if _VERSION >= 12010:
 
     C: CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
     """
-        if option.__class__ is not CUmulticastGranularity_flags_enum and (
-            option.__class__ is not int or option not in _CUmulticastGranularity_flags_enum_members
-        ):
+        if (
+            option.__class__ is not CUmulticastGranularity_flags_enum and option.__class__ is not int
+        ) or option not in _CUmulticastGranularity_flags_enum_members:
             option = _c.enum_argument(
                 option, _range_CUmulticastGranularity_flags_enum, "cuMulticastGetGranularity", "option"
             )
@@ -23704,7 +23830,10 @@ def cuOccupancyMaxPotentialBlockSize(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -23796,7 +23925,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -24093,9 +24225,9 @@ if _VERSION <= 12060:
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
             )
@@ -24235,9 +24367,9 @@ if _VERSION <= 12060:
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
             )
@@ -24302,9 +24434,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
             )
@@ -24446,9 +24578,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
             )
@@ -24714,9 +24846,9 @@ def cuStreamBeginCapture(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture", "mode"
         )
@@ -24759,9 +24891,9 @@ if _VERSION >= 12030:
             numDependencies = _c.integer(
                 numDependencies, _range_size_t, "cuStreamBeginCaptureToGraph", "numDependencies"
             )
-        if mode.__class__ is not CUstreamCaptureMode_enum and (
-            mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-        ):
+        if (
+            mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+        ) or mode not in _CUstreamCaptureMode_enum_members:
             mode = _c.enum_argument(
                 mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCaptureToGraph", "mode"
             )
@@ -24822,9 +24954,9 @@ def cuStreamBeginCapture_v2(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture_v2", "mode"
         )
@@ -24874,6 +25006,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -24887,6 +25021,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -24901,6 +25036,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -24919,6 +25056,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -25042,9 +25180,9 @@ if _VERSION <= 12020:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -25101,9 +25239,9 @@ if _VERSION == 12030:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -25162,9 +25300,9 @@ if _VERSION == 12040:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -25224,9 +25362,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -25288,9 +25426,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -25808,9 +25946,9 @@ if _VERSION <= 12020:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -25865,9 +26003,9 @@ if _VERSION == 12030:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -25924,9 +26062,9 @@ if _VERSION == 12040:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -25984,9 +26122,9 @@ if 12050 <= _VERSION <= 12060:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -26046,9 +26184,9 @@ if _VERSION >= 12080:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -26454,7 +26592,7 @@ def cuStreamWriteValue32(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(value, _range_cuuint32_t_unsigned_int, "cuStreamWriteValue32", "value")
@@ -26491,7 +26629,7 @@ def cuStreamWriteValue32_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(
@@ -26530,7 +26668,7 @@ def cuStreamWriteValue64(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_cuuint64_t_unsigned_long, "cuStreamWriteValue64", "value")
@@ -26567,7 +26705,7 @@ def cuStreamWriteValue64_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(
@@ -26780,10 +26918,10 @@ if _VERSION <= 12010:
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-        if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-            tensorDataType.__class__ is not int
-            or tensorDataType not in _CUtensorMapDataType_enum_members
-        ):
+        if (
+            tensorDataType.__class__ is not CUtensorMapDataType_enum
+            and tensorDataType.__class__ is not int
+        ) or tensorDataType not in _CUtensorMapDataType_enum_members:
             tensorDataType = _c.enum_argument(
                 tensorDataType,
                 _range_CUtensorMapDataType_enum,
@@ -26808,30 +26946,31 @@ if _VERSION <= 12010:
                 "cuTensorMapEncodeIm2col",
                 "pixelsPerColumn",
             )
-        if interleave.__class__ is not CUtensorMapInterleave_enum and (
-            interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-        ):
+        if (
+            interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+        ) or interleave not in _CUtensorMapInterleave_enum_members:
             interleave = _c.enum_argument(
                 interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
             )
-        if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-            swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-        ):
+        if (
+            swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+        ) or swizzle not in _CUtensorMapSwizzle_enum_members:
             swizzle = _c.enum_argument(
                 swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
             )
-        if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-            l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-        ):
+        if (
+            l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+            and l2Promotion.__class__ is not int
+        ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
             l2Promotion = _c.enum_argument(
                 l2Promotion,
                 _range_CUtensorMapL2promotion_enum,
                 "cuTensorMapEncodeIm2col",
                 "l2Promotion",
             )
-        if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-            oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-        ):
+        if (
+            oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+        ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
             oobFill = _c.enum_argument(
                 oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
             )
@@ -26988,10 +27127,10 @@ if _VERSION >= 12020:
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-        if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-            tensorDataType.__class__ is not int
-            or tensorDataType not in _CUtensorMapDataType_enum_members
-        ):
+        if (
+            tensorDataType.__class__ is not CUtensorMapDataType_enum
+            and tensorDataType.__class__ is not int
+        ) or tensorDataType not in _CUtensorMapDataType_enum_members:
             tensorDataType = _c.enum_argument(
                 tensorDataType,
                 _range_CUtensorMapDataType_enum,
@@ -27016,30 +27155,31 @@ if _VERSION >= 12020:
                 "cuTensorMapEncodeIm2col",
                 "pixelsPerColumn",
             )
-        if interleave.__class__ is not CUtensorMapInterleave_enum and (
-            interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-        ):
+        if (
+            interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+        ) or interleave not in _CUtensorMapInterleave_enum_members:
             interleave = _c.enum_argument(
                 interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
             )
-        if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-            swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-        ):
+        if (
+            swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+        ) or swizzle not in _CUtensorMapSwizzle_enum_members:
             swizzle = _c.enum_argument(
                 swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
             )
-        if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-            l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-        ):
+        if (
+            l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+            and l2Promotion.__class__ is not int
+        ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
             l2Promotion = _c.enum_argument(
                 l2Promotion,
                 _range_CUtensorMapL2promotion_enum,
                 "cuTensorMapEncodeIm2col",
                 "l2Promotion",
             )
-        if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-            oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-        ):
+        if (
+            oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+        ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
             oobFill = _c.enum_argument(
                 oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
             )
@@ -27198,10 +27338,10 @@ if _VERSION >= 12080:
 
     C: CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-        if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-            tensorDataType.__class__ is not int
-            or tensorDataType not in _CUtensorMapDataType_enum_members
-        ):
+        if (
+            tensorDataType.__class__ is not CUtensorMapDataType_enum
+            and tensorDataType.__class__ is not int
+        ) or tensorDataType not in _CUtensorMapDataType_enum_members:
             tensorDataType = _c.enum_argument(
                 tensorDataType,
                 _range_CUtensorMapDataType_enum,
@@ -27246,39 +27386,40 @@ if _VERSION >= 12080:
                 "cuTensorMapEncodeIm2colWide",
                 "pixelsPerColumn",
             )
-        if interleave.__class__ is not CUtensorMapInterleave_enum and (
-            interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-        ):
+        if (
+            interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+        ) or interleave not in _CUtensorMapInterleave_enum_members:
             interleave = _c.enum_argument(
                 interleave,
                 _range_CUtensorMapInterleave_enum,
                 "cuTensorMapEncodeIm2colWide",
                 "interleave",
             )
-        if mode.__class__ is not CUtensorMapIm2ColWideMode_enum and (
-            mode.__class__ is not int or mode not in _CUtensorMapIm2ColWideMode_enum_members
-        ):
+        if (
+            mode.__class__ is not CUtensorMapIm2ColWideMode_enum and mode.__class__ is not int
+        ) or mode not in _CUtensorMapIm2ColWideMode_enum_members:
             mode = _c.enum_argument(
                 mode, _range_CUtensorMapIm2ColWideMode_enum, "cuTensorMapEncodeIm2colWide", "mode"
             )
-        if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-            swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-        ):
+        if (
+            swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+        ) or swizzle not in _CUtensorMapSwizzle_enum_members:
             swizzle = _c.enum_argument(
                 swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2colWide", "swizzle"
             )
-        if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-            l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-        ):
+        if (
+            l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+            and l2Promotion.__class__ is not int
+        ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
             l2Promotion = _c.enum_argument(
                 l2Promotion,
                 _range_CUtensorMapL2promotion_enum,
                 "cuTensorMapEncodeIm2colWide",
                 "l2Promotion",
             )
-        if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-            oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-        ):
+        if (
+            oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+        ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
             oobFill = _c.enum_argument(
                 oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2colWide", "oobFill"
             )
@@ -27404,10 +27545,10 @@ def cuTensorMapEncodeTiled(
 
     C: CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -27418,27 +27559,28 @@ def cuTensorMapEncodeTiled(
         tensorRank = _c.integer(
             tensorRank, _range_cuuint32_t_unsigned_int, "cuTensorMapEncodeTiled", "tensorRank"
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeTiled", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeTiled", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion, _range_CUtensorMapL2promotion_enum, "cuTensorMapEncodeTiled", "l2Promotion"
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeTiled", "oobFill"
         )
@@ -28385,9 +28527,9 @@ def cuTexRefSetAddressMode(
     _c.deprecated("cuTexRefSetAddressMode", None)
     if dim.__class__ is not int or not -2147483648 <= dim <= 2147483647:
         dim = _c.integer(dim, _range_int, "cuTexRefSetAddressMode", "dim")
-    if am.__class__ is not CUaddress_mode_enum and (
-        am.__class__ is not int or am not in _CUaddress_mode_enum_members
-    ):
+    if (
+        am.__class__ is not CUaddress_mode_enum and am.__class__ is not int
+    ) or am not in _CUaddress_mode_enum_members:
         am = _c.enum_argument(am, _range_CUaddress_mode_enum, "cuTexRefSetAddressMode", "am")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -28528,9 +28670,9 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | _HandleLike, fm: CUfilter_mode_enu
     C: CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -28589,9 +28731,9 @@ def cuTexRefSetFormat(
     C: CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
     """
     _c.deprecated("cuTexRefSetFormat", None)
-    if fmt.__class__ is not CUarray_format_enum and (
-        fmt.__class__ is not int or fmt not in _CUarray_format_enum_members
-    ):
+    if (
+        fmt.__class__ is not CUarray_format_enum and fmt.__class__ is not int
+    ) or fmt not in _CUarray_format_enum_members:
         fmt = _c.enum_argument(fmt, _range_CUarray_format_enum, "cuTexRefSetFormat", "fmt")
     if (
         NumPackedComponents.__class__ is not int
@@ -28658,9 +28800,9 @@ def cuTexRefSetMipmapFilterMode(
     C: CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetMipmapFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetMipmapFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -28781,9 +28923,9 @@ def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstrea
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )

@@ -133,6 +133,7 @@ if _VERSION == 13000:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -192,6 +193,7 @@ if _VERSION == 13000:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -217,6 +219,7 @@ if _VERSION == 13000:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedconfig_enum,
@@ -278,6 +281,7 @@ if _VERSION == 13010:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -337,6 +341,7 @@ if _VERSION == 13010:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -362,6 +367,7 @@ if _VERSION == 13010:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedconfig_enum,
@@ -423,6 +429,7 @@ if _VERSION == 13020:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -432,6 +439,7 @@ if _VERSION == 13020:
         CUcontext,
         CUcoredumpCallbackHandle,
         CUcoredumpSettings_enum,
+        CUcoredumpStatusCallback,
         CUctxCreateParams,
         CUdevResource,
         CUdevResourceDesc,
@@ -484,6 +492,7 @@ if _VERSION == 13020:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -509,6 +518,7 @@ if _VERSION == 13020:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedMemoryMode_enum,
@@ -572,6 +582,7 @@ if _VERSION == 13030:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -581,6 +592,7 @@ if _VERSION == 13030:
         CUcontext,
         CUcoredumpCallbackHandle,
         CUcoredumpSettings_enum,
+        CUcoredumpStatusCallback,
         CUctxCreateParams,
         CUdevResource,
         CUdevResourceDesc,
@@ -612,6 +624,7 @@ if _VERSION == 13030:
         CUgraphNode,
         CUgraphNodeParams,
         CUgraphNodeType_enum,
+        CUgraphRecaptureCallback,
         CUgraphicsResource,
         CUgreenCtx,
         CUipcEventHandle,
@@ -636,6 +649,7 @@ if _VERSION == 13030:
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -661,6 +675,7 @@ if _VERSION == 13030:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedMemoryMode_enum,
@@ -724,6 +739,7 @@ if _VERSION == 13040:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -735,6 +751,7 @@ if _VERSION == 13040:
         CUcontext,
         CUcoredumpCallbackHandle,
         CUcoredumpSettings_enum,
+        CUcoredumpStatusCallback,
         CUctxCreateParams,
         CUdevResource,
         CUdevResourceDesc,
@@ -766,6 +783,7 @@ if _VERSION == 13040:
         CUgraphNode,
         CUgraphNodeParams,
         CUgraphNodeType_enum,
+        CUgraphRecaptureCallback,
         CUgraphicsResource,
         CUgreenCtx,
         CUipcEventHandle,
@@ -790,6 +808,7 @@ if _VERSION == 13040:
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -815,6 +834,7 @@ if _VERSION == 13040:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedMemoryMode_enum,
@@ -879,6 +899,7 @@ if _VERSION == 13050:
         CUarray,
         CUarrayMapInfo,
         CUarray_format_enum,
+        CUasyncCallback,
         CUasyncCallbackHandle,
         CUcheckpointCheckpointArgs,
         CUcheckpointLockArgs,
@@ -890,6 +911,7 @@ if _VERSION == 13050:
         CUcontext,
         CUcoredumpCallbackHandle,
         CUcoredumpSettings_enum,
+        CUcoredumpStatusCallback,
         CUctxCreateParams,
         CUdevResource,
         CUdevResourceDesc,
@@ -921,6 +943,7 @@ if _VERSION == 13050:
         CUgraphNode,
         CUgraphNodeParams,
         CUgraphNodeType_enum,
+        CUgraphRecaptureCallback,
         CUgraphicsResource,
         CUgreenCtx,
         CUipcEventHandle,
@@ -945,6 +968,7 @@ if _VERSION == 13050:
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
+        CUlogsCallback,
         CUlogsCallbackHandle,
         CUmemAccessDesc,
         CUmemAccess_flags_enum,
@@ -970,6 +994,7 @@ if _VERSION == 13050:
         CUmoduleLoadingMode_enum,
         CUmulticastGranularity_flags_enum,
         CUmulticastObjectProp,
+        CUoccupancyB2DSize,
         CUpointer_attribute_enum,
         CUprocessState_enum,
         CUsharedMemoryMode_enum,
@@ -6403,9 +6428,9 @@ def cuCoredumpGetAttribute(
 
     C: CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
         )
@@ -6443,9 +6468,9 @@ def cuCoredumpGetAttributeGlobal(
 
     C: CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
         )
@@ -6487,7 +6512,9 @@ if 13020 <= _VERSION <= 13040:
     C: CUresult cuCoredumpRegisterCompleteCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
         if callback.__class__ is not int:
-            callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+            callback = _c.function_pointer(
+                callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+            )
         elif callback >> 64:
             raise _c.address_error(callback, "cuCoredumpRegisterCompleteCallback", "callback")
         if userData.__class__ is not int:
@@ -6525,7 +6552,9 @@ if 13020 <= _VERSION <= 13040:
     C: CUresult cuCoredumpRegisterStartCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
         if callback.__class__ is not int:
-            callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+            callback = _c.function_pointer(
+                callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+            )
         elif callback >> 64:
             raise _c.address_error(callback, "cuCoredumpRegisterStartCallback", "callback")
         if userData.__class__ is not int:
@@ -6564,7 +6593,9 @@ if _VERSION == 13050:
     C: CUresult cuCoredumpRegisterCompleteCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
         if callback.__class__ is not int:
-            callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+            callback = _c.function_pointer(
+                callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+            )
         elif callback >> 64:
             raise _c.address_error(callback, "cuCoredumpRegisterCompleteCallback", "callback")
         if userData.__class__ is not int:
@@ -6602,7 +6633,9 @@ if _VERSION == 13050:
     C: CUresult cuCoredumpRegisterStartCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
         if callback.__class__ is not int:
-            callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+            callback = _c.function_pointer(
+                callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+            )
         elif callback >> 64:
             raise _c.address_error(callback, "cuCoredumpRegisterStartCallback", "callback")
         if userData.__class__ is not int:
@@ -6637,9 +6670,9 @@ def cuCoredumpSetAttribute(
 
     C: CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
         )
@@ -6677,9 +6710,9 @@ def cuCoredumpSetAttributeGlobal(
 
     C: CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
         )
@@ -7198,9 +7231,9 @@ def cuCtxGetDevResource(
 
     C: CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuCtxGetDevResource", "type")
     if hCtx.__class__ is not CUcontext:
         hCtx = _c.handle(hCtx, CUcontext, "hCtx")
@@ -7278,9 +7311,9 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType_enum | int) -> CUexecAffinityP
 
     C: CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuCtxGetExecAffinity", "type"
         )
@@ -7366,9 +7399,9 @@ def cuCtxGetLimit(limit: CUlimit_enum | int) -> int:
 
     C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxGetLimit", "limit")
     try:
         if _compiled:
@@ -7586,9 +7619,9 @@ def cuCtxSetCacheConfig(config: CUfunc_cache_enum | int) -> None:
 
     C: CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(config, _range_CUfunc_cache_enum, "cuCtxSetCacheConfig", "config")
     try:
         err = _cuCtxSetCacheConfig(config)
@@ -7655,9 +7688,9 @@ def cuCtxSetLimit(limit: CUlimit_enum | int, value: int) -> None:
 
     C: CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cuCtxSetLimit", "value")
@@ -7684,9 +7717,9 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig_enum | int) -> None:
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
     _c.deprecated("cuCtxSetSharedMemConfig", None)
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
         )
@@ -8189,9 +8222,9 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute_enum | int, dev: int) -> int
 
     C: CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     """
-    if attrib.__class__ is not CUdevice_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_attribute_enum, "cuDeviceGetAttribute", "attrib"
         )
@@ -8226,7 +8259,7 @@ def cuDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     dev = CUdevice()
     try:
@@ -8369,9 +8402,9 @@ def cuDeviceGetDevResource(device: int, type: CUdevResourceType | int) -> CUdevR
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetDevResource", "device")
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuDeviceGetDevResource", "type")
     resource = CUdevResource()
     try:
@@ -8401,9 +8434,9 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
 
     C: CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuDeviceGetExecAffinitySupport", "type"
         )
@@ -8479,9 +8512,9 @@ def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
@@ -8734,9 +8767,9 @@ def cuDeviceGetP2PAttribute(
 
     C: CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
     """
-    if attrib.__class__ is not CUdevice_P2PAttribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_P2PAttribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_P2PAttribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_P2PAttribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_P2PAttribute_enum, "cuDeviceGetP2PAttribute", "attrib"
         )
@@ -8843,9 +8876,9 @@ def cuDeviceGetTexture1DLinearMaxWidth(
 
     C: CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev)
     """
-    if format.__class__ is not CUarray_format_enum and (
-        format.__class__ is not int or format not in _CUarray_format_enum_members
-    ):
+    if (
+        format.__class__ is not CUarray_format_enum and format.__class__ is not int
+    ) or format not in _CUarray_format_enum_members:
         format = _c.enum_argument(
             format, _range_CUarray_format_enum, "cuDeviceGetTexture1DLinearMaxWidth", "format"
         )
@@ -9176,7 +9209,9 @@ def cuDeviceRegisterAsyncNotification(
             device, _range_CUdevice_int, "cuDeviceRegisterAsyncNotification", "device"
         )
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUasyncCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "CUasyncCallback", CUasyncCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cuDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -9223,9 +9258,9 @@ def cuDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
@@ -9399,6 +9434,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -9412,6 +9449,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -9853,18 +9891,19 @@ def cuFlushGPUDirectRDMAWrites(
 
     C: CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum and (
-        target.__class__ is not int or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members
-    ):
+    if (
+        target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum
+        and target.__class__ is not int
+    ) or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members:
         target = _c.enum_argument(
             target,
             _range_CUflushGPUDirectRDMAWritesTarget_enum,
             "cuFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and (
-        scope.__class__ is not int or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members
-    ):
+    if (
+        scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and scope.__class__ is not int
+    ) or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members:
         scope = _c.enum_argument(
             scope,
             _range_CUflushGPUDirectRDMAWritesScope_enum,
@@ -9897,9 +9936,9 @@ def cuFuncGetAttribute(
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
         )
@@ -10113,9 +10152,9 @@ def cuFuncSetAttribute(
 
     C: CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncSetAttribute", "attrib"
         )
@@ -10178,9 +10217,9 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | _HandleLike, config: CUfunc_cache_e
 
     C: CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuFuncSetCacheConfig", "config"
         )
@@ -10212,9 +10251,9 @@ def cuFuncSetSharedMemConfig(
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
     _c.deprecated("cuFuncSetSharedMemConfig", None)
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
         )
@@ -10271,9 +10310,9 @@ def cuGetErrorName(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorName(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorName", "error")
     pStr = c_char_p()
     try:
@@ -10300,9 +10339,9 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorString(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorString", "error")
     pStr = c_char_p()
     try:
@@ -10369,7 +10408,7 @@ if _VERSION <= 13040:
             cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
         if flags.__class__ is not int or flags >> 64:
             flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -10413,7 +10452,7 @@ if _VERSION <= 13040:
             cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
         if flags.__class__ is not int or flags >> 64:
             flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -10458,7 +10497,7 @@ if _VERSION == 13050:
             cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
         if flags.__class__ is not int or flags >> 64:
             flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -10502,7 +10541,7 @@ if _VERSION == 13050:
             cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
         if flags.__class__ is not int or flags >> 64:
             flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-        if symbol.__class__ is not bytes:
+        if symbol.__class__ is not bytes or b"\0" in symbol:
             symbol = _c.cstring(symbol, "symbol")
         try:
             if _compiled:
@@ -10540,6 +10579,8 @@ def cuGraphAddBatchMemOpNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10588,6 +10629,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10609,6 +10651,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10646,6 +10690,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10803,6 +10848,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -10833,6 +10880,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10854,6 +10902,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10889,6 +10939,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10910,6 +10961,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -10945,6 +10998,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10966,6 +11020,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11022,6 +11078,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11043,6 +11100,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11097,6 +11156,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11119,7 +11179,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11160,6 +11220,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11181,6 +11242,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11227,6 +11290,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11248,6 +11312,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11296,6 +11362,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11317,6 +11384,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11365,6 +11434,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11386,6 +11456,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11423,6 +11495,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11446,6 +11519,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -11489,6 +11564,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11512,6 +11588,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -11562,6 +11640,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11585,6 +11664,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11646,6 +11727,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -11669,6 +11751,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11730,6 +11814,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 if _VERSION >= 13040:
 
@@ -11754,6 +11839,8 @@ if _VERSION >= 13040:
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11815,6 +11902,7 @@ if _VERSION >= 13040:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of(phGraphNode, hGraph, CUgraph)
         return phGraphNode
 
 
@@ -12045,7 +12133,7 @@ def cuGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cuGraphDebugDotPrint", "flags")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cuGraphDebugDotPrint(hGraph, path, flags)
@@ -13524,9 +13612,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13593,9 +13681,9 @@ if _VERSION >= 13020:
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
             )
@@ -13717,9 +13805,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -13784,9 +13872,9 @@ if _VERSION >= 13020:
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
             )
@@ -14112,6 +14200,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -14129,6 +14219,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 if _VERSION >= 13010:
 
@@ -15234,9 +15325,9 @@ def cuGreenCtxGetDevResource(
 
     C: CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuGreenCtxGetDevResource", "type")
     if hCtx.__class__ is not CUgreenCtx:
         hCtx = _c.handle(hCtx, CUgreenCtx, "hCtx")
@@ -15323,6 +15414,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -15342,6 +15435,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -15593,6 +15687,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -15604,6 +15700,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -15684,9 +15781,9 @@ def cuKernelGetAttribute(
 
     C: CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelGetAttribute", "attrib"
         )
@@ -15721,6 +15818,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -15734,6 +15833,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -15879,9 +15979,9 @@ def cuKernelSetAttribute(
 
     C: CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelSetAttribute", "attrib"
         )
@@ -15917,9 +16017,9 @@ def cuKernelSetCacheConfig(
 
     C: CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuKernelSetCacheConfig", "config"
         )
@@ -16457,7 +16557,7 @@ def cuLibraryGetGlobal(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -16484,13 +16584,15 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = CUkernel()
     try:
@@ -16499,6 +16601,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -16554,7 +16657,7 @@ def cuLibraryGetManaged(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -16580,6 +16683,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -16593,6 +16698,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -16616,7 +16722,7 @@ def cuLibraryGetUnifiedFunction(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -16917,9 +17023,9 @@ def cuLinkAddData(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
@@ -16931,7 +17037,7 @@ def cuLinkAddData(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
@@ -16987,9 +17093,9 @@ def cuLinkAddData_v2(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
@@ -17001,7 +17107,7 @@ def cuLinkAddData_v2(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(
@@ -17055,15 +17161,15 @@ def cuLinkAddFile(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
@@ -17113,15 +17219,15 @@ def cuLinkAddFile_v2(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(
@@ -17510,10 +17616,10 @@ if _VERSION >= 13030:
             leId = _c.integer(
                 leId, _range_CUlogicalEndpointId_unsigned_int, "cuLogicalEndpointExport", "leId"
             )
-        if handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum and (
-            handleType.__class__ is not int
-            or handleType not in _CUlogicalEndpointIpcHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUlogicalEndpointIpcHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUlogicalEndpointIpcHandleType_enum,
@@ -17650,10 +17756,10 @@ if _VERSION >= 13030:
             leId = _c.integer(
                 leId, _range_CUlogicalEndpointId_unsigned_int, "cuLogicalEndpointImport", "leId"
             )
-        if handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum and (
-            handleType.__class__ is not int
-            or handleType not in _CUlogicalEndpointIpcHandleType_enum_members
-        ):
+        if (
+            handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum
+            and handleType.__class__ is not int
+        ) or handleType not in _CUlogicalEndpointIpcHandleType_enum_members:
             handleType = _c.enum_argument(
                 handleType,
                 _range_CUlogicalEndpointIpcHandleType_enum,
@@ -17799,7 +17905,7 @@ def cuLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) 
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cuLogsDumpToFile", "flags")
-    if pathToFile.__class__ is not bytes:
+    if pathToFile.__class__ is not bytes or b"\0" in pathToFile:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
     iterator_ = CUlogIterator(iterator)
     try:
@@ -17878,7 +17984,9 @@ def cuLogsRegisterCallback(
     C: CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
     """
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUlogsCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "CUlogsCallback", CUlogsCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cuLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
@@ -18016,9 +18124,9 @@ if _VERSION <= 13030:
             )
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-        if advice.__class__ is not CUmem_advise_enum and (
-            advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-        ):
+        if (
+            advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+        ) or advice not in _CUmem_advise_enum_members:
             advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
         try:
             err = _cuMemAdvise(devPtr, count, advice, location)
@@ -18053,9 +18161,9 @@ if _VERSION <= 13030:
             )
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cuMemAdvise_v2", "count")
-        if advice.__class__ is not CUmem_advise_enum and (
-            advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-        ):
+        if (
+            advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+        ) or advice not in _CUmem_advise_enum_members:
             advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise_v2", "advice")
         try:
             err = _cuMemAdvise_v2(devPtr, count, advice, location)
@@ -18119,9 +18227,9 @@ if _VERSION >= 13040:
             )
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-        if advice.__class__ is not CUmem_advise_enum and (
-            advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-        ):
+        if (
+            advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+        ) or advice not in _CUmem_advise_enum_members:
             advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
         try:
             err = _cuMemAdvise(devPtr, count, advice, location)
@@ -18156,9 +18264,9 @@ if _VERSION >= 13040:
             )
         if count.__class__ is not int or count >> 64:
             count = _c.integer(count, _range_size_t, "cuMemAdvise_v2", "count")
-        if advice.__class__ is not CUmem_advise_enum and (
-            advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-        ):
+        if (
+            advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+        ) or advice not in _CUmem_advise_enum_members:
             advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise_v2", "advice")
         try:
             err = _cuMemAdvise_v2(devPtr, count, advice, location)
@@ -18795,9 +18903,10 @@ def cuMemExportToShareableHandle(
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -19048,9 +19157,10 @@ def cuMemGetAllocationGranularity(
 
     C: CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
     """
-    if option.__class__ is not CUmemAllocationGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmemAllocationGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmemAllocationGranularity_flags_enum
+        and option.__class__ is not int
+    ) or option not in _CUmemAllocationGranularity_flags_enum_members:
         option = _c.enum_argument(
             option,
             _range_CUmemAllocationGranularity_flags_enum,
@@ -19121,9 +19231,9 @@ def cuMemGetDefaultMemPool(
 
     C: CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
     """
-    if type.__class__ is not CUmemAllocationType_enum and (
-        type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-    ):
+    if (
+        type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+    ) or type not in _CUmemAllocationType_enum_members:
         type = _c.enum_argument(
             type, _range_CUmemAllocationType_enum, "cuMemGetDefaultMemPool", "type"
         )
@@ -19171,9 +19281,9 @@ def cuMemGetHandleForAddressRange(
         )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-    if handleType.__class__ is not CUmemRangeHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+    ) or handleType not in _CUmemRangeHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemRangeHandleType_enum,
@@ -19269,9 +19379,9 @@ if _VERSION <= 13030:
 
     C: CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
     """
-        if type.__class__ is not CUmemAllocationType_enum and (
-            type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-        ):
+        if (
+            type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+        ) or type not in _CUmemAllocationType_enum_members:
             type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemGetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -19383,9 +19493,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
     """
-        if type.__class__ is not CUmemAllocationType_enum and (
-            type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-        ):
+        if (
+            type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+        ) or type not in _CUmemAllocationType_enum_members:
             type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemGetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -19697,10 +19807,10 @@ def cuMemImportFromShareableHandle(
 
     C: CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
     """
-    if shHandleType.__class__ is not CUmemAllocationHandleType_enum and (
-        shHandleType.__class__ is not int
-        or shHandleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        shHandleType.__class__ is not CUmemAllocationHandleType_enum
+        and shHandleType.__class__ is not int
+    ) or shHandleType not in _CUmemAllocationHandleType_enum_members:
         shHandleType = _c.enum_argument(
             shHandleType,
             _range_CUmemAllocationHandleType_enum,
@@ -19895,9 +20005,10 @@ def cuMemPoolExportToShareableHandle(
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -19995,9 +20106,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
             )
@@ -20050,9 +20161,9 @@ if 13020 <= _VERSION <= 13030:
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
             )
@@ -20106,9 +20217,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
             )
@@ -20143,9 +20254,10 @@ def cuMemPoolImportFromShareableHandle(
 
     C: CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -20275,9 +20387,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
             )
@@ -20329,9 +20441,9 @@ if 13020 <= _VERSION <= 13030:
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
             )
@@ -20414,9 +20526,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-        if attr.__class__ is not CUmemPool_attribute_enum and (
-            attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-        ):
+        if (
+            attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+        ) or attr not in _CUmemPool_attribute_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
             )
@@ -20758,9 +20870,9 @@ def cuMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not CUmem_range_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUmem_range_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
@@ -20976,9 +21088,9 @@ if _VERSION <= 13030:
 
     C: CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
     """
-        if type.__class__ is not CUmemAllocationType_enum and (
-            type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-        ):
+        if (
+            type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+        ) or type not in _CUmemAllocationType_enum_members:
             type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemSetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -21008,9 +21120,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
     """
-        if type.__class__ is not CUmemAllocationType_enum and (
-            type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-        ):
+        if (
+            type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+        ) or type not in _CUmemAllocationType_enum_members:
             type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemSetMemPool", "type")
         if location.__class__ is not int:
             location = _c.ref(
@@ -21068,7 +21180,7 @@ def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst", True)
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -21531,7 +21643,9 @@ def cuMemcpyAsync(
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst", True
+        )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -21651,7 +21765,7 @@ def cuMemcpyAtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD", "srcOffset")
@@ -21688,7 +21802,7 @@ def cuMemcpyAtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD_v2", "srcOffset")
@@ -22102,7 +22216,7 @@ def cuMemcpyDtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22142,7 +22256,7 @@ def cuMemcpyDtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22184,7 +22298,11 @@ def cuMemcpyDtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyDtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22222,7 +22340,7 @@ def cuMemcpyDtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22574,7 +22692,7 @@ def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD", "ByteCount")
@@ -22614,7 +22732,7 @@ def cuMemcpyHtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync", "ByteCount")
@@ -22656,7 +22774,11 @@ def cuMemcpyHtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyHtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync_v2", "ByteCount")
@@ -22694,7 +22816,7 @@ def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCo
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD_v2", "ByteCount")
@@ -22736,7 +22858,7 @@ def cuMemcpyPeer(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22784,7 +22906,7 @@ def cuMemcpyPeerAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -22833,7 +22955,7 @@ if _VERSION >= 13020:
     """
         if dst.__class__ is not int or dst >> 64:
             dst = _c.device_pointer(
-                dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyWithAttributesAsync", "dst"
+                dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyWithAttributesAsync", "dst", True
             )
         if src.__class__ is not int or src >> 64:
             src = _c.device_pointer(
@@ -22875,7 +22997,7 @@ def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16", "us")
@@ -22908,7 +23030,7 @@ def cuMemsetD16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16Async", "us")
@@ -22942,7 +23064,7 @@ def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16_v2", "us")
@@ -22976,7 +23098,7 @@ def cuMemsetD2D16(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16", "dstPitch")
@@ -23022,7 +23144,11 @@ def cuMemsetD2D16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D16Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16Async", "dstPitch")
@@ -23064,7 +23190,7 @@ def cuMemsetD2D16_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16_v2", "dstPitch")
@@ -23104,7 +23230,7 @@ def cuMemsetD2D32(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32", "dstPitch")
@@ -23150,7 +23276,11 @@ def cuMemsetD2D32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D32Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32Async", "dstPitch")
@@ -23192,7 +23322,7 @@ def cuMemsetD2D32_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32_v2", "dstPitch")
@@ -23232,7 +23362,7 @@ def cuMemsetD2D8(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8", "dstPitch")
@@ -23278,7 +23408,7 @@ def cuMemsetD2D8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8Async", "dstPitch")
@@ -23320,7 +23450,7 @@ def cuMemsetD2D8_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8_v2", "dstPitch")
@@ -23356,7 +23486,7 @@ def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32", "ui")
@@ -23389,7 +23519,7 @@ def cuMemsetD32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32Async", "ui")
@@ -23423,7 +23553,7 @@ def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32_v2", "ui")
@@ -23453,7 +23583,7 @@ def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8", "uc")
@@ -23486,7 +23616,7 @@ def cuMemsetD8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8Async", "uc")
@@ -23520,7 +23650,7 @@ def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8_v2", "uc")
@@ -23759,13 +23889,15 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     hfunc = CUfunction()
     try:
@@ -23774,6 +23906,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -23827,7 +23960,7 @@ def cuModuleGetGlobal(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -23861,7 +23994,7 @@ def cuModuleGetGlobal_v2(hmod: CUmodule | _HandleLike, name: str | bytes | None)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -23923,7 +24056,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) -
     _c.deprecated("cuModuleGetSurfRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pSurfRef = CUsurfref()
     try:
@@ -23956,7 +24089,7 @@ def cuModuleGetTexRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     _c.deprecated("cuModuleGetTexRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pTexRef = CUtexref()
     try:
@@ -23979,6 +24112,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -23991,6 +24126,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -24004,6 +24140,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -24020,6 +24158,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -24038,6 +24177,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -24074,6 +24215,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -24087,6 +24229,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -24103,6 +24247,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -24548,9 +24693,9 @@ def cuMulticastGetGranularity(
 
     C: CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
     """
-    if option.__class__ is not CUmulticastGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmulticastGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmulticastGranularity_flags_enum and option.__class__ is not int
+    ) or option not in _CUmulticastGranularity_flags_enum_members:
         option = _c.enum_argument(
             option, _range_CUmulticastGranularity_flags_enum, "cuMulticastGetGranularity", "option"
         )
@@ -24854,7 +24999,10 @@ def cuOccupancyMaxPotentialBlockSize(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -24946,7 +25094,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -25244,9 +25395,9 @@ if _VERSION <= 13030:
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
             )
@@ -25388,9 +25539,9 @@ if _VERSION <= 13030:
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
             )
@@ -25456,9 +25607,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
             )
@@ -25602,9 +25753,9 @@ if _VERSION >= 13040:
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-        if attribute.__class__ is not CUpointer_attribute_enum and (
-            attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-        ):
+        if (
+            attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+        ) or attribute not in _CUpointer_attribute_enum_members:
             attribute = _c.enum_argument(
                 attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
             )
@@ -25870,9 +26021,9 @@ def cuStreamBeginCapture(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture", "mode"
         )
@@ -25958,9 +26109,9 @@ def cuStreamBeginCaptureToGraph(
         numDependencies = _c.integer(
             numDependencies, _range_size_t, "cuStreamBeginCaptureToGraph", "numDependencies"
         )
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCaptureToGraph", "mode"
         )
@@ -26021,9 +26172,9 @@ def cuStreamBeginCapture_v2(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture_v2", "mode"
         )
@@ -26060,9 +26211,9 @@ if _VERSION >= 13030:
 
     C: CUresult cuStreamBeginRecaptureToGraph(CUstream hStream, CUstreamCaptureMode mode, CUgraph hGraph, CUgraphRecaptureCallback callbackFunc, void *userData)
     """
-        if mode.__class__ is not CUstreamCaptureMode_enum and (
-            mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-        ):
+        if (
+            mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+        ) or mode not in _CUstreamCaptureMode_enum_members:
             mode = _c.enum_argument(
                 mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginRecaptureToGraph", "mode"
             )
@@ -26071,7 +26222,9 @@ if _VERSION >= 13030:
         if hGraph.__class__ is not CUgraph:
             hGraph = _c.handle(hGraph, CUgraph, "hGraph")
         if callbackFunc.__class__ is not int:
-            callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUgraphRecaptureCallback")
+            callbackFunc = _c.function_pointer(
+                callbackFunc, "callbackFunc", "CUgraphRecaptureCallback", CUgraphRecaptureCallback
+            )
         elif callbackFunc >> 64:
             raise _c.address_error(callbackFunc, "cuStreamBeginRecaptureToGraph", "callbackFunc")
         if userData.__class__ is not int:
@@ -26127,6 +26280,8 @@ if _VERSION <= 13010:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -26140,6 +26295,7 @@ if _VERSION <= 13010:
             raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 
 
@@ -26154,6 +26310,8 @@ if _VERSION <= 13010:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -26172,6 +26330,7 @@ if _VERSION <= 13010:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 if _VERSION == 13050:
 
@@ -26187,6 +26346,8 @@ if _VERSION == 13050:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -26200,6 +26361,7 @@ if _VERSION == 13050:
             raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 
 
@@ -26214,6 +26376,8 @@ if _VERSION == 13050:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
@@ -26232,6 +26396,7 @@ if _VERSION == 13050:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 if _VERSION in (13000, 13010, 13050):
 
@@ -26304,6 +26469,8 @@ if 13020 <= _VERSION <= 13040:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -26317,6 +26484,7 @@ if 13020 <= _VERSION <= 13040:
             raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 
 
@@ -26331,6 +26499,8 @@ if 13020 <= _VERSION <= 13040:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
@@ -26349,6 +26519,7 @@ if 13020 <= _VERSION <= 13040:
             ) from None
         if err:
             raise _error(err, _lib)
+        _c.child_of_current(phStream, cuCtxGetCurrent)
         return phStream
 
 
@@ -26480,9 +26651,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -26569,9 +26740,9 @@ if _VERSION >= 13020:
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
             )
@@ -26798,9 +26969,9 @@ if _VERSION >= 13010:
 
     C: CUresult cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
     """
-        if type.__class__ is not CUdevResourceType and (
-            type.__class__ is not int or type not in _CUdevResourceType_members
-        ):
+        if (
+            type.__class__ is not CUdevResourceType and type.__class__ is not int
+        ) or type not in _CUdevResourceType_members:
             type = _c.enum_argument(type, _range_CUdevResourceType, "cuStreamGetDevResource", "type")
         if hStream.__class__ is not CUstream:
             hStream = _c.handle(hStream, CUstream, "hStream")
@@ -27060,9 +27231,9 @@ if _VERSION <= 13010:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -27125,9 +27296,9 @@ if _VERSION >= 13020:
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-        if attr.__class__ is not CUlaunchAttributeID_enum and (
-            attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-        ):
+        if (
+            attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+        ) or attr not in _CUlaunchAttributeID_enum_members:
             attr = _c.enum_argument(
                 attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
             )
@@ -27509,7 +27680,7 @@ def cuStreamWriteValue32(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(value, _range_cuuint32_t_unsigned_int, "cuStreamWriteValue32", "value")
@@ -27546,7 +27717,7 @@ def cuStreamWriteValue32_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(
@@ -27585,7 +27756,7 @@ def cuStreamWriteValue64(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_cuuint64_t_unsigned_long, "cuStreamWriteValue64", "value")
@@ -27622,7 +27793,7 @@ def cuStreamWriteValue64_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(
@@ -27834,10 +28005,10 @@ def cuTensorMapEncodeIm2col(
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -27862,30 +28033,31 @@ def cuTensorMapEncodeIm2col(
             "cuTensorMapEncodeIm2col",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2col",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
         )
@@ -28043,10 +28215,10 @@ def cuTensorMapEncodeIm2colWide(
 
     C: CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -28091,39 +28263,40 @@ def cuTensorMapEncodeIm2colWide(
             "cuTensorMapEncodeIm2colWide",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave,
             _range_CUtensorMapInterleave_enum,
             "cuTensorMapEncodeIm2colWide",
             "interleave",
         )
-    if mode.__class__ is not CUtensorMapIm2ColWideMode_enum and (
-        mode.__class__ is not int or mode not in _CUtensorMapIm2ColWideMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUtensorMapIm2ColWideMode_enum and mode.__class__ is not int
+    ) or mode not in _CUtensorMapIm2ColWideMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUtensorMapIm2ColWideMode_enum, "cuTensorMapEncodeIm2colWide", "mode"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2colWide", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2colWide",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2colWide", "oobFill"
         )
@@ -28249,10 +28422,10 @@ def cuTensorMapEncodeTiled(
 
     C: CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -28263,27 +28436,28 @@ def cuTensorMapEncodeTiled(
         tensorRank = _c.integer(
             tensorRank, _range_cuuint32_t_unsigned_int, "cuTensorMapEncodeTiled", "tensorRank"
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeTiled", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeTiled", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion, _range_CUtensorMapL2promotion_enum, "cuTensorMapEncodeTiled", "l2Promotion"
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeTiled", "oobFill"
         )
@@ -28422,9 +28596,9 @@ if _VERSION == 13050:
 
     C: CUresult cuTensorMapSetAllocationClass(CUtensorMap *tensorMap, CUtensorMapAllocClass allocClass, CUtensorMapAllocClass *outAllocClass)
     """
-        if allocClass.__class__ is not CUtensorMapAllocClass_enum and (
-            allocClass.__class__ is not int or allocClass not in _CUtensorMapAllocClass_enum_members
-        ):
+        if (
+            allocClass.__class__ is not CUtensorMapAllocClass_enum and allocClass.__class__ is not int
+        ) or allocClass not in _CUtensorMapAllocClass_enum_members:
             allocClass = _c.enum_argument(
                 allocClass,
                 _range_CUtensorMapAllocClass_enum,
@@ -29287,9 +29461,9 @@ def cuTexRefSetAddressMode(
     _c.deprecated("cuTexRefSetAddressMode", None)
     if dim.__class__ is not int or not -2147483648 <= dim <= 2147483647:
         dim = _c.integer(dim, _range_int, "cuTexRefSetAddressMode", "dim")
-    if am.__class__ is not CUaddress_mode_enum and (
-        am.__class__ is not int or am not in _CUaddress_mode_enum_members
-    ):
+    if (
+        am.__class__ is not CUaddress_mode_enum and am.__class__ is not int
+    ) or am not in _CUaddress_mode_enum_members:
         am = _c.enum_argument(am, _range_CUaddress_mode_enum, "cuTexRefSetAddressMode", "am")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -29430,9 +29604,9 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | _HandleLike, fm: CUfilter_mode_enu
     C: CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -29491,9 +29665,9 @@ def cuTexRefSetFormat(
     C: CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
     """
     _c.deprecated("cuTexRefSetFormat", None)
-    if fmt.__class__ is not CUarray_format_enum and (
-        fmt.__class__ is not int or fmt not in _CUarray_format_enum_members
-    ):
+    if (
+        fmt.__class__ is not CUarray_format_enum and fmt.__class__ is not int
+    ) or fmt not in _CUarray_format_enum_members:
         fmt = _c.enum_argument(fmt, _range_CUarray_format_enum, "cuTexRefSetFormat", "fmt")
     if (
         NumPackedComponents.__class__ is not int
@@ -29560,9 +29734,9 @@ def cuTexRefSetMipmapFilterMode(
     C: CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetMipmapFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetMipmapFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -29683,9 +29857,9 @@ def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstrea
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )

@@ -388,9 +388,9 @@ if _VERSION <= 12020:
 
     C: nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name)
     """
-        if inputType.__class__ is not nvJitLinkInputType and (
-            inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-        ):
+        if (
+            inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+        ) or inputType not in _nvJitLinkInputType_members:
             inputType = _c.enum_argument(
                 inputType, _range_nvJitLinkInputType, "nvJitLinkAddData", "inputType"
             )
@@ -402,7 +402,7 @@ if _VERSION <= 12020:
             data = _c.pointer(data, "data", False, size, "nvJitLinkAddData: size")
         elif data >> 64:
             raise _c.address_error(data, "nvJitLinkAddData", "data")
-        if name.__class__ is not bytes:
+        if name.__class__ is not bytes or b"\0" in name:
             name = _c.cstring(name, "name")
         try:
             err = _nvJitLinkAddData(handle, inputType, data, size, name)
@@ -430,15 +430,15 @@ if _VERSION <= 12020:
 
     C: nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName)
     """
-        if inputType.__class__ is not nvJitLinkInputType and (
-            inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-        ):
+        if (
+            inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+        ) or inputType not in _nvJitLinkInputType_members:
             inputType = _c.enum_argument(
                 inputType, _range_nvJitLinkInputType, "nvJitLinkAddFile", "inputType"
             )
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if fileName.__class__ is not bytes:
+        if fileName.__class__ is not bytes or b"\0" in fileName:
             fileName = _c.cstring(fileName, "fileName")
         try:
             err = _nvJitLinkAddFile(handle, inputType, fileName)
@@ -530,21 +530,33 @@ if _VERSION <= 12020:
             raise _error(err, _lib)
 
 
-    def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-        """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+    def nvJitLinkGetErrorLog(
+        handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetErrorLog puts any error messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The error log.
+        log: The error log. C writes nvJitLinkGetErrorLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log)
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if log.__class__ is not int:
-            log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetErrorLog: the record")
+        log_made = None
+        if log is None:
+            log = log_made = (c_char * nvJitLinkGetErrorLogSize(handle))()
+        elif log.__class__ is not int:
+            log = _c.ref(
+                log,
+                c_char,
+                "log",
+                True,
+                nvJitLinkGetErrorLogSize(handle),
+                "nvJitLinkGetErrorLog: nvJitLinkGetErrorLogSize(handle)",
+            )
         elif log >> 64:
             raise _c.address_error(log, "nvJitLinkGetErrorLog", "log")
         try:
@@ -553,6 +565,7 @@ if _VERSION <= 12020:
             raise _c.argument_error(exc, "nvJitLinkGetErrorLog", ("handle", "log")) from None
         if err:
             raise _error(err, _lib)
+        return log_made.raw if log_made is not None else None
 
 
     def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -584,21 +597,33 @@ if _VERSION <= 12020:
         return size
 
 
-    def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-        """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+    def nvJitLinkGetInfoLog(
+        handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetInfoLog puts any info messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The info log.
+        log: The info log. C writes nvJitLinkGetInfoLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log)
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if log.__class__ is not int:
-            log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetInfoLog: the record")
+        log_made = None
+        if log is None:
+            log = log_made = (c_char * nvJitLinkGetInfoLogSize(handle))()
+        elif log.__class__ is not int:
+            log = _c.ref(
+                log,
+                c_char,
+                "log",
+                True,
+                nvJitLinkGetInfoLogSize(handle),
+                "nvJitLinkGetInfoLog: nvJitLinkGetInfoLogSize(handle)",
+            )
         elif log >> 64:
             raise _c.address_error(log, "nvJitLinkGetInfoLog", "log")
         try:
@@ -607,6 +632,7 @@ if _VERSION <= 12020:
             raise _c.argument_error(exc, "nvJitLinkGetInfoLog", ("handle", "log")) from None
         if err:
             raise _error(err, _lib)
+        return log_made.raw if log_made is not None else None
 
 
     def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -638,21 +664,32 @@ if _VERSION <= 12020:
         return size
 
 
-    def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None:
-        """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None
+    def nvJitLinkGetLinkedCubin(
+        handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedCubin gets the linked cubin.
 
     Parameters:
         handle: nvJitLink handle.
-        cubin: The linked cubin.
+        cubin: The linked cubin. C writes nvJitLinkGetLinkedCubinSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin)
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if cubin.__class__ is not int:
-            cubin = _c.pointer(cubin, "cubin", True)
+        cubin_made = None
+        if cubin is None:
+            cubin = cubin_made = (c_char * nvJitLinkGetLinkedCubinSize(handle))()
+        elif cubin.__class__ is not int:
+            cubin = _c.pointer(
+                cubin,
+                "cubin",
+                True,
+                nvJitLinkGetLinkedCubinSize(handle),
+                "nvJitLinkGetLinkedCubin: nvJitLinkGetLinkedCubinSize(handle)",
+            )
         elif cubin >> 64:
             raise _c.address_error(cubin, "nvJitLinkGetLinkedCubin", "cubin")
         try:
@@ -661,6 +698,7 @@ if _VERSION <= 12020:
             raise _c.argument_error(exc, "nvJitLinkGetLinkedCubin", ("handle", "cubin")) from None
         if err:
             raise _error(err, _lib)
+        return cubin_made.raw if cubin_made is not None else None
 
 
     def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -692,21 +730,33 @@ if _VERSION <= 12020:
         return size
 
 
-    def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None:
-        """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None
+    def nvJitLinkGetLinkedPtx(
+        handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedPtx gets the linked ptx.
 
     Parameters:
         handle: nvJitLink handle.
-        ptx: The linked PTX.
+        ptx: The linked PTX. C writes nvJitLinkGetLinkedPtxSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx)
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if ptx.__class__ is not int:
-            ptx = _c.ref(ptx, c_char, "ptx", True, 1, "nvJitLinkGetLinkedPtx: the record")
+        ptx_made = None
+        if ptx is None:
+            ptx = ptx_made = (c_char * nvJitLinkGetLinkedPtxSize(handle))()
+        elif ptx.__class__ is not int:
+            ptx = _c.ref(
+                ptx,
+                c_char,
+                "ptx",
+                True,
+                nvJitLinkGetLinkedPtxSize(handle),
+                "nvJitLinkGetLinkedPtx: nvJitLinkGetLinkedPtxSize(handle)",
+            )
         elif ptx >> 64:
             raise _c.address_error(ptx, "nvJitLinkGetLinkedPtx", "ptx")
         try:
@@ -715,6 +765,7 @@ if _VERSION <= 12020:
             raise _c.argument_error(exc, "nvJitLinkGetLinkedPtx", ("handle", "ptx")) from None
         if err:
             raise _error(err, _lib)
+        return ptx_made.raw if ptx_made is not None else None
 
 
     def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -769,9 +820,9 @@ if _VERSION >= 12030:
 
     C: nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name)
     """
-        if inputType.__class__ is not nvJitLinkInputType and (
-            inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-        ):
+        if (
+            inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+        ) or inputType not in _nvJitLinkInputType_members:
             inputType = _c.enum_argument(
                 inputType, _range_nvJitLinkInputType, "nvJitLinkAddData", "inputType"
             )
@@ -783,7 +834,7 @@ if _VERSION >= 12030:
             data = _c.pointer(data, "data", False, size, "nvJitLinkAddData: size")
         elif data >> 64:
             raise _c.address_error(data, "nvJitLinkAddData", "data")
-        if name.__class__ is not bytes:
+        if name.__class__ is not bytes or b"\0" in name:
             name = _c.cstring(name, "name")
         try:
             err = _nvJitLinkAddData(handle, inputType, data, size, name)
@@ -813,15 +864,15 @@ if _VERSION >= 12030:
 
     C: nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName)
     """
-        if inputType.__class__ is not nvJitLinkInputType and (
-            inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-        ):
+        if (
+            inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+        ) or inputType not in _nvJitLinkInputType_members:
             inputType = _c.enum_argument(
                 inputType, _range_nvJitLinkInputType, "nvJitLinkAddFile", "inputType"
             )
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if fileName.__class__ is not bytes:
+        if fileName.__class__ is not bytes or b"\0" in fileName:
             fileName = _c.cstring(fileName, "fileName")
         try:
             err = _nvJitLinkAddFile(handle, inputType, fileName)
@@ -917,14 +968,16 @@ if _VERSION >= 12030:
             raise _error(err, _lib)
 
 
-    def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-        """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+    def nvJitLinkGetErrorLog(
+        handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetErrorLog puts any error messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The error log.
+        log: The error log. C writes nvJitLinkGetErrorLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -932,8 +985,18 @@ if _VERSION >= 12030:
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if log.__class__ is not int:
-            log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetErrorLog: the record")
+        log_made = None
+        if log is None:
+            log = log_made = (c_char * nvJitLinkGetErrorLogSize(handle))()
+        elif log.__class__ is not int:
+            log = _c.ref(
+                log,
+                c_char,
+                "log",
+                True,
+                nvJitLinkGetErrorLogSize(handle),
+                "nvJitLinkGetErrorLog: nvJitLinkGetErrorLogSize(handle)",
+            )
         elif log >> 64:
             raise _c.address_error(log, "nvJitLinkGetErrorLog", "log")
         try:
@@ -942,6 +1005,7 @@ if _VERSION >= 12030:
             raise _c.argument_error(exc, "nvJitLinkGetErrorLog", ("handle", "log")) from None
         if err:
             raise _error(err, _lib)
+        return log_made.raw if log_made is not None else None
 
 
     def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -975,14 +1039,16 @@ if _VERSION >= 12030:
         return size
 
 
-    def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-        """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+    def nvJitLinkGetInfoLog(
+        handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetInfoLog puts any info messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The info log.
+        log: The info log. C writes nvJitLinkGetInfoLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -990,8 +1056,18 @@ if _VERSION >= 12030:
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if log.__class__ is not int:
-            log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetInfoLog: the record")
+        log_made = None
+        if log is None:
+            log = log_made = (c_char * nvJitLinkGetInfoLogSize(handle))()
+        elif log.__class__ is not int:
+            log = _c.ref(
+                log,
+                c_char,
+                "log",
+                True,
+                nvJitLinkGetInfoLogSize(handle),
+                "nvJitLinkGetInfoLog: nvJitLinkGetInfoLogSize(handle)",
+            )
         elif log >> 64:
             raise _c.address_error(log, "nvJitLinkGetInfoLog", "log")
         try:
@@ -1000,6 +1076,7 @@ if _VERSION >= 12030:
             raise _c.argument_error(exc, "nvJitLinkGetInfoLog", ("handle", "log")) from None
         if err:
             raise _error(err, _lib)
+        return log_made.raw if log_made is not None else None
 
 
     def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -1033,14 +1110,16 @@ if _VERSION >= 12030:
         return size
 
 
-    def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None:
-        """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None
+    def nvJitLinkGetLinkedCubin(
+        handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedCubin gets the linked cubin.
 
     Parameters:
         handle: nvJitLink handle.
-        cubin: The linked cubin.
+        cubin: The linked cubin. C writes nvJitLinkGetLinkedCubinSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -1048,8 +1127,17 @@ if _VERSION >= 12030:
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if cubin.__class__ is not int:
-            cubin = _c.pointer(cubin, "cubin", True)
+        cubin_made = None
+        if cubin is None:
+            cubin = cubin_made = (c_char * nvJitLinkGetLinkedCubinSize(handle))()
+        elif cubin.__class__ is not int:
+            cubin = _c.pointer(
+                cubin,
+                "cubin",
+                True,
+                nvJitLinkGetLinkedCubinSize(handle),
+                "nvJitLinkGetLinkedCubin: nvJitLinkGetLinkedCubinSize(handle)",
+            )
         elif cubin >> 64:
             raise _c.address_error(cubin, "nvJitLinkGetLinkedCubin", "cubin")
         try:
@@ -1058,6 +1146,7 @@ if _VERSION >= 12030:
             raise _c.argument_error(exc, "nvJitLinkGetLinkedCubin", ("handle", "cubin")) from None
         if err:
             raise _error(err, _lib)
+        return cubin_made.raw if cubin_made is not None else None
 
 
     def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -1091,14 +1180,16 @@ if _VERSION >= 12030:
         return size
 
 
-    def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None:
-        """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None
+    def nvJitLinkGetLinkedPtx(
+        handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedPtx gets the linked ptx.
 
     Parameters:
         handle: nvJitLink handle.
-        ptx: The linked PTX.
+        ptx: The linked PTX. C writes nvJitLinkGetLinkedPtxSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -1106,8 +1197,18 @@ if _VERSION >= 12030:
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if ptx.__class__ is not int:
-            ptx = _c.ref(ptx, c_char, "ptx", True, 1, "nvJitLinkGetLinkedPtx: the record")
+        ptx_made = None
+        if ptx is None:
+            ptx = ptx_made = (c_char * nvJitLinkGetLinkedPtxSize(handle))()
+        elif ptx.__class__ is not int:
+            ptx = _c.ref(
+                ptx,
+                c_char,
+                "ptx",
+                True,
+                nvJitLinkGetLinkedPtxSize(handle),
+                "nvJitLinkGetLinkedPtx: nvJitLinkGetLinkedPtxSize(handle)",
+            )
         elif ptx >> 64:
             raise _c.address_error(ptx, "nvJitLinkGetLinkedPtx", "ptx")
         try:
@@ -1116,6 +1217,7 @@ if _VERSION >= 12030:
             raise _c.argument_error(exc, "nvJitLinkGetLinkedPtx", ("handle", "ptx")) from None
         if err:
             raise _error(err, _lib)
+        return ptx_made.raw if ptx_made is not None else None
 
 
     def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | _HandleLike) -> int:

@@ -474,14 +474,16 @@ def nvJitLinkDestroy(handle: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-    """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+def nvJitLinkGetErrorLog(
+    handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetErrorLog puts any error messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The error log.
+        log: The error log. C writes nvJitLinkGetErrorLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -489,8 +491,18 @@ def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLik
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if log.__class__ is not int:
-        log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetErrorLog: the record")
+    log_made = None
+    if log is None:
+        log = log_made = (c_char * nvJitLinkGetErrorLogSize(handle))()
+    elif log.__class__ is not int:
+        log = _c.ref(
+            log,
+            c_char,
+            "log",
+            True,
+            nvJitLinkGetErrorLogSize(handle),
+            "nvJitLinkGetErrorLog: nvJitLinkGetErrorLogSize(handle)",
+        )
     elif log >> 64:
         raise _c.address_error(log, "nvJitLinkGetErrorLog", "log")
     try:
@@ -499,6 +511,7 @@ def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLik
         raise _c.argument_error(exc, "nvJitLinkGetErrorLog", ("handle", "log")) from None
     if err:
         raise _error(err, _lib)
+    return log_made.raw if log_made is not None else None
 
 
 def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -532,14 +545,16 @@ def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
     return size
 
 
-def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-    """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+def nvJitLinkGetInfoLog(
+    handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetInfoLog puts any info messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The info log.
+        log: The info log. C writes nvJitLinkGetInfoLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -547,8 +562,18 @@ def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if log.__class__ is not int:
-        log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetInfoLog: the record")
+    log_made = None
+    if log is None:
+        log = log_made = (c_char * nvJitLinkGetInfoLogSize(handle))()
+    elif log.__class__ is not int:
+        log = _c.ref(
+            log,
+            c_char,
+            "log",
+            True,
+            nvJitLinkGetInfoLogSize(handle),
+            "nvJitLinkGetInfoLog: nvJitLinkGetInfoLogSize(handle)",
+        )
     elif log >> 64:
         raise _c.address_error(log, "nvJitLinkGetInfoLog", "log")
     try:
@@ -557,6 +582,7 @@ def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike
         raise _c.argument_error(exc, "nvJitLinkGetInfoLog", ("handle", "log")) from None
     if err:
         raise _error(err, _lib)
+    return log_made.raw if log_made is not None else None
 
 
 def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -590,14 +616,16 @@ def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
     return size
 
 
-def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None:
-    """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None
+def nvJitLinkGetLinkedCubin(
+    handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedCubin gets the linked cubin.
 
     Parameters:
         handle: nvJitLink handle.
-        cubin: The linked cubin.
+        cubin: The linked cubin. C writes nvJitLinkGetLinkedCubinSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -605,8 +633,17 @@ def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _Point
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if cubin.__class__ is not int:
-        cubin = _c.pointer(cubin, "cubin", True)
+    cubin_made = None
+    if cubin is None:
+        cubin = cubin_made = (c_char * nvJitLinkGetLinkedCubinSize(handle))()
+    elif cubin.__class__ is not int:
+        cubin = _c.pointer(
+            cubin,
+            "cubin",
+            True,
+            nvJitLinkGetLinkedCubinSize(handle),
+            "nvJitLinkGetLinkedCubin: nvJitLinkGetLinkedCubinSize(handle)",
+        )
     elif cubin >> 64:
         raise _c.address_error(cubin, "nvJitLinkGetLinkedCubin", "cubin")
     try:
@@ -615,6 +652,7 @@ def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _Point
         raise _c.argument_error(exc, "nvJitLinkGetLinkedCubin", ("handle", "cubin")) from None
     if err:
         raise _error(err, _lib)
+    return cubin_made.raw if cubin_made is not None else None
 
 
 def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -649,14 +687,16 @@ def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
 if _VERSION >= 13030:
 
 
-    def nvJitLinkGetLinkedLTOIR(handle: nvJitLinkHandle | _HandleLike, ltoir: _PointerLike) -> None:
-        """nvJitLinkGetLinkedLTOIR(handle: nvJitLinkHandle | _HandleLike, ltoir: _PointerLike) -> None
+    def nvJitLinkGetLinkedLTOIR(
+        handle: nvJitLinkHandle | _HandleLike, ltoir: _PointerLike | None = None
+    ) -> bytes | None:
+        """nvJitLinkGetLinkedLTOIR(handle: nvJitLinkHandle | _HandleLike, ltoir: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedLTOIR gets the linked LTOIR.
 
     Parameters:
         handle: nvJitLink handle.
-        ltoir: The linked LTOIR in Container format.
+        ltoir: The linked LTOIR in Container format. C writes nvJitLinkGetLinkedLTOIRSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -664,8 +704,17 @@ if _VERSION >= 13030:
     """
         if handle.__class__ is not nvJitLinkHandle:
             handle = _c.handle(handle, nvJitLinkHandle, "handle")
-        if ltoir.__class__ is not int:
-            ltoir = _c.pointer(ltoir, "ltoir", True)
+        ltoir_made = None
+        if ltoir is None:
+            ltoir = ltoir_made = (c_char * nvJitLinkGetLinkedLTOIRSize(handle))()
+        elif ltoir.__class__ is not int:
+            ltoir = _c.pointer(
+                ltoir,
+                "ltoir",
+                True,
+                nvJitLinkGetLinkedLTOIRSize(handle),
+                "nvJitLinkGetLinkedLTOIR: nvJitLinkGetLinkedLTOIRSize(handle)",
+            )
         elif ltoir >> 64:
             raise _c.address_error(ltoir, "nvJitLinkGetLinkedLTOIR", "ltoir")
         try:
@@ -674,6 +723,7 @@ if _VERSION >= 13030:
             raise _c.argument_error(exc, "nvJitLinkGetLinkedLTOIR", ("handle", "ltoir")) from None
         if err:
             raise _error(err, _lib)
+        return ltoir_made.raw if ltoir_made is not None else None
 
 
     def nvJitLinkGetLinkedLTOIRSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -707,14 +757,16 @@ if _VERSION >= 13030:
         return size
 
 
-def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None:
-    """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None
+def nvJitLinkGetLinkedPtx(
+    handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedPtx gets the linked ptx.
 
     Parameters:
         handle: nvJitLink handle.
-        ptx: The linked PTX.
+        ptx: The linked PTX. C writes nvJitLinkGetLinkedPtxSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     Raises NvjitlinkError subclasses for: NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL.
 
@@ -722,8 +774,18 @@ def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLi
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if ptx.__class__ is not int:
-        ptx = _c.ref(ptx, c_char, "ptx", True, 1, "nvJitLinkGetLinkedPtx: the record")
+    ptx_made = None
+    if ptx is None:
+        ptx = ptx_made = (c_char * nvJitLinkGetLinkedPtxSize(handle))()
+    elif ptx.__class__ is not int:
+        ptx = _c.ref(
+            ptx,
+            c_char,
+            "ptx",
+            True,
+            nvJitLinkGetLinkedPtxSize(handle),
+            "nvJitLinkGetLinkedPtx: nvJitLinkGetLinkedPtxSize(handle)",
+        )
     elif ptx >> 64:
         raise _c.address_error(ptx, "nvJitLinkGetLinkedPtx", "ptx")
     try:
@@ -732,6 +794,7 @@ def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLi
         raise _c.argument_error(exc, "nvJitLinkGetLinkedPtx", ("handle", "ptx")) from None
     if err:
         raise _error(err, _lib)
+    return ptx_made.raw if ptx_made is not None else None
 
 
 def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | _HandleLike) -> int:
