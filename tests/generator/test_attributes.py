@@ -484,7 +484,7 @@ def test_signatures_and_docstrings(manifest):
     assert stream.endswith(" | cudaLaunchAttributeValue")
     doc = module.cudaMemPoolSetAttribute.__doc__
     assert "cudaMemPoolAttrReleaseThreshold: int (unsigned long long)" in doc
-    assert "For a raw pointer, call sys_13050.cudaMemPoolSetAttribute." in doc
+    assert "For a raw pointer, call the raw module's cudaMemPoolSetAttribute." in doc
     assert "cudaLaunchAttributePriority: int (member priority)" in (
         module.cudaStreamSetAttribute.__doc__
     )

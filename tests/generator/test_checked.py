@@ -23,7 +23,9 @@ from suite import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
 import cudart._convert as _convert
+from cudart._views import versions
 from generator.resolve import OVERRIDES, describe, table_uses
+from generator.views import view_source
 
 HERE = Path(__file__).resolve().parents[1]
 SNAPSHOTS = HERE / "snapshots"
@@ -641,8 +643,13 @@ def test_generated_sizes_stay_reasonable():
 
 
 def test_stub_types_the_newest_version():
-    newest = max(int(p.stem.split("_")[1]) for p in GENERATED.glob("checked_*.py"))
+    newest = max(versions("checked"))
     stub = (GENERATED / "_latest.pyi").read_text()
+    # The modules it imports, as stubs: exactly the newest views' text.
+    for layer in ("sys", "checked"):
+        assert (GENERATED / f"{layer}_{newest}.pyi").read_text() == view_source(
+            f"{layer}_{newest}"
+        )
     assert f"checked_{newest} import *" in stub and f"sys_{newest} import *" in stub
     assert f"\nsys = sys_{newest}  #" in stub
     package_stub = (HERE.parent / "cudart" / "__init__.pyi").read_text()

@@ -116,16 +116,16 @@ else:
 out["checked_expected"] = exported(cudart.sys.SYMBOLS_PER_THREAD["cudaStreamSynchronize"])
 out["has_launch"] = _contract.exported(cudart.sys, cdll, "cudaLaunchKernelExC")
 
-for i, (case, env) in enumerate(CASES.items()):
+for case, env in CASES.items():
     if case == "on":
         continue
     for var in VARS:
         os.environ.pop(var, None)
     os.environ.update(env)
     _binding._per_thread = None  # the switch is read once: forget it for this case
-    spec = importlib.util.spec_from_file_location(
-        f"cudart._per_thread_case_{i}", cudart.sys.__file__
-    )
+    # A fresh module of the same view (its name says which version the merged file
+    # runs as: cudart/_views.py), not the one in sys.modules.
+    spec = importlib.util.spec_from_file_location(cudart.sys.__name__, cudart.sys.__file__)
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
