@@ -647,9 +647,7 @@ def test_stub_types_the_newest_version():
     stub = (GENERATED / "_latest.pyi").read_text()
     # The modules it imports, as stubs: exactly the newest views' text.
     for layer in ("sys", "checked"):
-        assert (GENERATED / f"{layer}_{newest}.pyi").read_text() == view_source(
-            f"{layer}_{newest}"
-        )
+        assert (GENERATED / f"{layer}_{newest}.pyi").read_text() == view_source(f"{layer}_{newest}")
     assert f"checked_{newest} import *" in stub and f"sys_{newest} import *" in stub
     assert f"\nsys = sys_{newest}  #" in stub
     package_stub = (HERE.parent / "cudart" / "__init__.pyi").read_text()

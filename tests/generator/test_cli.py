@@ -215,7 +215,7 @@ def test_add_brings_a_version_back_exactly(tmp_path):
     code = (
         "import ctypes, importlib.util, cudart\n"
         "spec = importlib.util.spec_from_file_location("
-        f"'cudart.sys_12060', {str(out / 'sys_12060.py')!r})\n"
+        f"'cudart.sys_12060', {str(out / '_sys_12.py')!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
         "v = ctypes.c_int(); m.cudaRuntimeGetVersion(ctypes.byref(v))\n"
         "print(m.CUDA_VERSION, v.value)\n"
