@@ -42,7 +42,7 @@ def derivable(data: dict) -> set[str]:
         medians = [i["median"] for i in row.get("impls", []) if "median" in i]
         gil = [i["median"] for r in data["rows"] if r["id"] == "call.gil" for i in r["impls"]]
         for a, b in itertools.permutations(medians + gil, 2):
-            allowed |= _formats(a / b) | _formats(a - b)
+            allowed |= _formats(a / b) | _formats(a - b) | _formats((a + b) / b)
         for a, b, c in itertools.permutations(medians, 3):
             allowed |= _formats(a - b - c) | _formats((a + b) / c)
     return allowed

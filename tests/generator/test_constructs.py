@@ -1060,7 +1060,7 @@ def test_deterministic_across_hash_seeds():
 
     here = "\n".join(f"{n} {hashlib.sha256(rendered(n).encode()).hexdigest()}" for n in CONSTRUCTS)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = os.pathsep.join((str(REPO), str(REPO / "tests" / "support")))
     for seed in ("1", "12345"):
         env["PYTHONHASHSEED"] = seed
         proc = subprocess.run(

@@ -565,9 +565,23 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
     # pass gives the same objects, so an address the caller's value has is comparable.
     grid: list[tuple[dict, dict, str, str, object, int]] = []
     legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
+    # Each raw function as the module declares it, taken before any call: a checked
+    # function may call another's raw function (a buffer getter its size partner),
+    # which binds that one in place before its own turn comes.
+    declared = dict(vars(checked))
+    # And while the pass runs, each of them records too: a checked function that asks
+    # another raw function first (a getter's size partner) must not reach C with the
+    # grid's nonsense either. The size such a stand-in reports is 0.
+    raw_functions = {
+        k: v
+        for k, v in declared.items()
+        if k.startswith("_") and hasattr(v, "restype") and hasattr(v, "argtypes")
+    }
+    stand_ins = {k: _Recorder(v.restype, v.argtypes) for k, v in raw_functions.items()}
+    vars(checked).update(stand_ins)
     for f in spec["functions"]:
         fn = getattr(checked, f["name"])
-        unbound = vars(checked)["_" + f["name"]]
+        unbound = declared["_" + f["name"]]
         recorder = _Recorder(unbound.restype, unbound.argtypes)
         vars(checked)["_" + f["name"]] = recorder
         inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
@@ -615,7 +629,8 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
                     figures["other_error_cases"].append(
                         f"{f['name']}({p['py']}={label}): {type(error).__name__}: {error}"
                     )
-        vars(checked)["_" + f["name"]] = unbound
+        vars(checked)["_" + f["name"]] = stand_ins.get("_" + f["name"], unbound)
+    vars(checked).update(raw_functions)
     _builders(checked, raw, spec["builders"], figures)
     _occupancy(raw, spec["functions"], figures)
     _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
