@@ -996,7 +996,8 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
                 _tally(result[way], outcomes[case], outcome, error, where, values, _same_outcome)
                 if recorded and not served:
                     if way == "keyword":
-                        result["c_path_by_keyword"] += 1
+                        # (A function of no parameters is called alike both ways.)
+                        result["c_path_by_keyword"] += bool(values)
                     else:
                         result["c_path"] += 1
                         c_path_functions.add(f["name"])
