@@ -67,6 +67,9 @@ def test_no_nonsense_reaches_c_and_nothing_crashes(figures, key):
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
     _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
 
 
 # The other header families (their checked modules take the same conversions), each
@@ -95,6 +98,9 @@ def test_no_nonsense_reaches_the_other_families(family_figures, family, key):
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
     _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
     assert r["baseline_refused"] == []
     assert c["reached"] > 0 and c["refused"] > 0
 
@@ -216,6 +222,7 @@ def _assert_compiled_raw_layer_holds_c_types(r: dict) -> None:
     # exactly one record, generator/sizes.py's, is checked).
     if "compiled_raw" not in r:
         skip_or_fail_missing()
+    assert r["compiled_raw"]["other_errors"] == [], r["compiled_raw"]["other_errors"][:30]
     reasons = r["compiled_raw"]["by_reason"]
     for why in (
         "out of range",
@@ -285,6 +292,9 @@ def test_no_nonsense_reaches_the_driver_and_nothing_crashes(driver_figures, key)
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
     _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
     assert r["baseline_refused"] == []
     # The grid saw the driver's parameters: legal values reached C, and the raw layer
     # (ctypes alone) lets nonsense of each kind through where the checked one does not.

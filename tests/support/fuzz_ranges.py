@@ -36,13 +36,23 @@ construction) and cudart.occupancy's ports (the raw calls they make) are fuzzed 
 For the raw layer, which converts with ctypes alone, the same rules classify what each
 argtype's from_param accepts.
 
+Every case, and each function's legal call, is made by keyword and positionally: a
+compiled checked function takes its C path on a positional call only (a keyword goes to
+its Python reference). Through ctypes the positional call must end as the keyword one.
 Where a surface has a compiled backend (the runtime's and the driver's), the child runs
-every case again with the compiled functions' test build (its recorder in C's place,
-tests/support/fast_support.py) and compares: C reached with the same arguments (an
+every case again both ways with the compiled functions' test build (its recorder in C's
+place and its C checked functions as the public names, tests/support/fast_support.py)
+and compares with the ctypes keyword call: C reached with the same arguments (an
 integer as C's type holds it, a record's bytes, the caller's memory at its address,
 memory the checked layer made for the call anywhere else), or the same exception class
 and message (the conversions' own refusals included: cudart/_fastcall.h words them as
-ctypes does).
+ctypes does). The test build records alike whichever served a call, so the grid tells
+the C path by the reference's calls: a positional call that reached C without its
+reference took the C path (`c_path`, per version).
+
+A refusal is a TypeError, ValueError or OverflowError (REFUSALS; for the raw layer also
+ctypes.ArgumentError); any other exception, before C or after it, is a failure, listed
+by case (`other_errors`), on every way of calling and in every grid.
 """
 
 from __future__ import annotations
@@ -502,7 +512,7 @@ class _Recorder:
 def _new_figures() -> dict:
     return {
         "checked": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": 0},
-        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0},
+        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": []},
         "builders": _new_part(),
         "occupancy": _new_part(),
         "baseline_refused": [],
@@ -1026,6 +1036,9 @@ def _counting(reference, served: list):
 # (HandleDestroyedError is a ValueError). Anything else (an AttributeError, a KeyError)
 # is the checked layer failing where it should refuse, or after C.
 REFUSALS = (TypeError, ValueError, OverflowError)
+# The raw layer's (ctypes' own and the compiled functions', which word theirs as ctypes
+# does): also ctypes.ArgumentError, which a raw call raises for what from_param refuses.
+RAW_REFUSALS = (*REFUSALS, ctypes.ArgumentError)
 
 
 def python_function(checked, name: str):
@@ -1226,7 +1239,14 @@ def _within(address: int, spans: list[tuple[int, int]]) -> bool:
 def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
     """The raw layer's grid through the compiled functions (recording, not calling C):
     each parameter given each bad value, the others a legal raw value."""
-    figures: dict = {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "by_reason": {}}
+    figures: dict = {
+        "cases": 0,
+        "refused": 0,
+        "reached": 0,
+        "nonsense": 0,
+        "by_reason": {},
+        "other_errors": [],
+    }
     table = vars(raw)["_FUNCTIONS"]
     fast.record(True)
     try:
@@ -1241,8 +1261,13 @@ def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
                     fast.recorded().clear()
                     try:
                         fn(*legal[:i], value, *legal[i + 1 :])
-                    except Exception:
+                    except RAW_REFUSALS:
                         figures["refused"] += 1
+                        continue
+                    except Exception as exc:
+                        figures["other_errors"].append(
+                            f"{f['name']}({p['name']}={value!r}): {type(exc).__name__}: {exc}"
+                        )
                         continue
                     figures["reached"] += 1
                     why = nonsense(value, p["check"])
@@ -1285,8 +1310,13 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                 figures["cases"] += 1
                 try:
                     argtype.from_param(value)
-                except Exception:
+                except RAW_REFUSALS:
                     figures["refused"] += 1
+                    continue
+                except Exception as exc:
+                    figures["other_errors"].append(
+                        f"{f['name']}({p['name']}={value!r}): {type(exc).__name__}: {exc}"
+                    )
                     continue
                 figures["reached"] += 1
                 why = nonsense(value, p["check"])
