@@ -614,10 +614,11 @@ def _ctypes_grid(checked, raw, functions: list[dict], figures: dict, skip=(), pr
     Returns (the grid's cases, their outcomes by keyword, each function's legal call)."""
     case = -1
     outcomes: dict[int, tuple] = {}  # case -> _outcome(): what C got, or the refusal
-    # (function, the values given, parameter, label, case): the compiled pass gives the
-    # same objects, so an address the caller's value has is comparable. The legal call
-    # of each function is a case of its own (parameter None, label "legal").
-    grid: list[tuple[dict, dict, str | None, str, int]] = []
+    # (function, the values given, the same positionally, parameter, label, case): the
+    # compiled pass gives the same objects, so an address the caller's value has is
+    # comparable. The legal call of each function is a case of its own (parameter None,
+    # label "legal").
+    grid: list[tuple[dict, dict, tuple, str | None, str, int]] = []
     legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
     for f in functions:
         # The Python checked function: under the compiled backend the public name is
@@ -651,7 +652,8 @@ def _ctypes_grid(checked, raw, functions: list[dict], figures: dict, skip=(), pr
             if progress is not None:
                 os.pwrite(progress, str(case).encode().ljust(12), 0)
             values = fillers if name is None else {**fillers, name: value}
-            grid.append((f, values, name, label, case))
+            by_position = positional(fn, values)
+            grid.append((f, values, by_position, name, label, case))
             where = f"{f['name']}({name}={label})"
             figures["checked"]["cases"] += 1
             outcome, args, error = _ctypes_call(fn, recorder, values, None)
@@ -667,7 +669,7 @@ def _ctypes_grid(checked, raw, functions: list[dict], figures: dict, skip=(), pr
                 figures["other_error_cases"].append(f"{where}: {type(error).__name__}: {error}")
             # The same case positionally: the same arguments reach C, or the same
             # refusal (class and message) is raised.
-            again, _, again_error = _ctypes_call(fn, recorder, values, positional(fn, values))
+            again, _, again_error = _ctypes_call(fn, recorder, values, by_position)
             _tally(figures["positional"], outcome, again, again_error, where, values, _equal)
         vars(checked)["_" + f["name"]] = unbound
     return grid, outcomes, legal_calls
@@ -972,7 +974,7 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
     variants: dict[str, tuple] = {}  # name -> (variant, output variant or None)
     fast.record(True)
     try:
-        for f, values, name, label, case in grid:
+        for f, values, by_position, name, label, case in grid:
             # As cudart._checked binds them: a variant under the checked argtypes' spec,
             # and the one providing the outputs where the function has one.
             unbound = namespace["_" + f["name"]]
@@ -992,7 +994,6 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
                 namespace["_" + f["name"] + "_out"] = compiled_out
             public = installed.get(f["name"], reference[f["name"]])
             where = f"{f['name']}({name}={label})"
-            by_position = positional(reference[f["name"]], values)
             for way, args in (("keyword", None), ("positional", by_position)):
                 fast.recorded().clear()
                 served.clear()
@@ -1050,23 +1051,23 @@ def python_function(checked, name: str):
 def positional(fn, values: dict) -> tuple:
     """`values` (by parameter name) as `fn`'s positional arguments: in its signature's
     order, up to the last one given, a parameter not given in between at its default."""
-    params = _parameters(fn)
-    names = [p.name for p in params]
-    unknown = set(values) - set(names)
-    if unknown:
-        raise AssertionError(f"{fn.__name__} has no parameter {sorted(unknown)}")
-    last = max((names.index(n) for n in values), default=-1)
-    args = []
-    for p in params[: last + 1]:
-        if p.name not in values and p.default is p.empty:
-            raise AssertionError(f"{fn.__name__}: {p.name} is neither given nor defaulted")
-        args.append(values.get(p.name, p.default))
-    return tuple(args)
+    names, defaults, index = _signature(fn)
+    try:
+        last = max(map(index.__getitem__, values), default=-1)
+    except KeyError as exc:
+        raise AssertionError(f"{fn.__name__} has no parameter {exc}") from None
+    args = tuple(values.get(n, d) for n, d in zip(names[: last + 1], defaults, strict=False))
+    if any(a is inspect.Parameter.empty for a in args):
+        raise AssertionError(f"{fn.__name__}: a parameter is neither given nor defaulted")
+    return args
 
 
 @functools.cache
-def _parameters(fn) -> list:
-    return list(inspect.signature(fn).parameters.values())
+def _signature(fn) -> tuple:
+    """(names, defaults, name -> position) of `fn`'s parameters, made once per grid."""
+    params = inspect.signature(fn).parameters.values()
+    names = tuple(p.name for p in params)
+    return names, tuple(p.default for p in params), {n: i for i, n in enumerate(names)}
 
 
 def _ctypes_call(fn, recorder: _Recorder, values: dict, args: tuple | None) -> tuple:
