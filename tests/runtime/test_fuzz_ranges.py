@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -46,7 +47,8 @@ from fuzz_ranges import (
     specs,
     table,
 )
-from suite import run_python, version_keys
+from snapshot_files import hold
+from suite import REPO, run_python, version_keys
 
 from cudart._views import is_view
 
@@ -426,3 +428,28 @@ def test_the_grid_finds_planted_faults_on_the_way_they_are(models, tmp_path):
     ]
     assert compiled["c_path_by_keyword"] == 0
     assert "cudaStreamSynchronize" in compiled["c_path_functions"]
+
+
+C_PATH = REPO / "tests" / "expectations" / "fuzz_c_path.txt"
+
+
+def test_the_c_path_served_what_the_reviewed_file_says(figures, driver_figures):
+    # Issue 40: per surface and version, how many positional calls of the grid the C
+    # checked functions served themselves, and which of them never served one. A
+    # regression that sends calls back to the Python reference changes this reviewed
+    # file (tests/support/snapshot_files.py), as does a C path that grows.
+    if any("compiled" not in r for r in [*figures.values(), *driver_figures.values()]):
+        skip_or_fail_missing()
+    lines = []
+    for surface, found in (("runtime", figures), ("driver", driver_figures)):
+        for key, r in found.items():
+            c = r["compiled"]
+            lines.append(
+                f"{surface} {key}: {c['c_path']} positional calls by the C path, of "
+                f"{len(c['c_path_functions'])} of {c['c_functions']} C checked functions"
+            )
+            never = ", ".join(c["c_path_never"]) or "-"
+            lines.append(
+                textwrap.fill(never, 100, initial_indent="  never: ", subsequent_indent="    ")
+            )
+    hold(C_PATH, "\n".join(lines) + "\n")

@@ -1019,6 +1019,9 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
         fast.record(False)
         namespace["_compiled"] = False
     result["c_path_functions"] = sorted(c_path_functions)
+    # The C checked functions no grid call took the C path of (their legal values are
+    # not all on its happy path, or every bad one leaves it).
+    result["c_path_never"] = sorted(set(installed) - c_path_functions)
     return result
 
 
