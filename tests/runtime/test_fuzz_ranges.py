@@ -12,30 +12,43 @@ version, with the stand-in libcuda loaded (tests/support/driver_stub.py): each
 function's legal call then goes through the real binding to the stub, whose
 CUDA_ERROR_STUB_LIBRARY says it reached C.
 
-Both surfaces with a compiled backend (the runtime's, the driver's) run each case again
-through it, in the same process (its test build's recorder in C's place): C reached
-with the same arguments, or the same exception class and message, as through ctypes.
+Every case (each function's legal call among them) is called by keyword and
+positionally: the compiled checked functions take their C path on positional calls only
+(a keyword goes to the Python reference). Both surfaces with a compiled backend (the
+runtime's, the driver's) run each case again through it both ways, in the same process
+(its test build: the recorder in C's place, and its C checked functions as the public
+names): C reached with the same arguments, or the same exception class and message, as
+through ctypes by keyword. Only TypeError, ValueError and OverflowError count as a
+refusal (the checked layer's own errors are of these); any other exception, before C or
+after it, is a failure.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fast_support import skip_or_fail_missing
+from fast_support import compiler, skip_or_fail_missing
 from fuzz_ranges import (
+    REFUSALS,
     STORAGE,
     _attribute_nonsense,
     _c_arguments,
     _inout_nonsense,
+    _new_way,
     _outcome,
     _same_outcome,
+    _tally,
     figures_for,
     nonsense,
+    specs,
     table,
 )
-from suite import version_keys
+from snapshot_files import hold
+from suite import REPO, run_python, version_keys
 
 from cudart._views import is_view
 
@@ -55,6 +68,10 @@ def test_no_nonsense_reaches_c_and_nothing_crashes(figures, key):
     assert c["nonsense"] == 0, r["nonsense_cases"][:30]
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
+    _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
 
 
 # The other header families (their checked modules take the same conversions), each
@@ -82,6 +99,10 @@ def test_no_nonsense_reaches_the_other_families(family_figures, family, key):
     assert c["nonsense"] == 0, r["nonsense_cases"][:30]
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
+    _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
     assert r["baseline_refused"] == []
     assert c["reached"] > 0 and c["refused"] > 0
 
@@ -96,10 +117,23 @@ def test_every_function_reaches_c_with_legal_arguments(figures, key):
 @pytest.mark.parametrize("key", version_keys())
 def test_the_builders_and_occupancy_ports_are_on_the_grid(figures, key):
     # Their legal values reach the record (or the runtime's queries), so their
-    # refusals are the bad values'.
+    # refusals are the bad values'; positionally each case ends as by keyword.
     r = figures[key]
     for part in ("builders", "occupancy"):
         assert r[part]["reached"] > 0, (part, r[part])
+        assert r[part]["other_errors"] == [], r[part]["other_errors"][:30]
+        assert r[part]["positional_differences"] == [], r[part]["positional_differences"][:30]
+
+
+def _assert_same_positionally(r: dict) -> None:
+    # Through ctypes: the same case positionally reaches C with the same arguments, or
+    # is refused with the same class and message, as by keyword (every case, the legal
+    # calls among them).
+    way = r["positional"]
+    assert way["differences"] == [], way["differences"][:30]
+    assert way["other_errors"] == [], way["other_errors"][:30]
+    assert way["cases"] == way["same"] == r["checked"]["cases"]
+    assert way["reached"] == r["checked"]["reached"] > 0
 
 
 def test_the_raw_layer_lets_nonsense_through(figures):
@@ -159,11 +193,21 @@ def _assert_same_on_both_backends(r: dict) -> None:
     if "compiled" not in r:
         skip_or_fail_missing()
     compiled = r["compiled"]
-    assert compiled["differences"] == [], compiled["differences"][:30]
-    # Every case of the ctypes pass was compared, some reaching C and some refused.
-    assert compiled["cases"] == r["checked"]["cases"]
-    assert compiled["same"] == compiled["cases"]
-    assert compiled["reached"] == r["checked"]["reached"] > 0
+    # Every case of the ctypes pass was compared, by keyword and positionally, some
+    # reaching C and the others refused (an exception that is no refusal is a failure).
+    for name in ("keyword", "positional"):
+        way = compiled[name]
+        assert way["differences"] == [], (name, way["differences"][:30])
+        assert way["other_errors"] == [], (name, way["other_errors"][:30])
+        assert way["cases"] == way["same"] == r["checked"]["cases"]
+        assert way["reached"] == r["checked"]["reached"] > 0
+        assert way["reached"] + way["refused"] == way["cases"]
+    # The C checked functions served positional calls themselves (a regression that
+    # sent them all to the Python reference shows here), and no keyword call: the
+    # count tells the C path from the reference.
+    assert compiled["c_functions"] > 0
+    assert compiled["c_path"] > 0 and compiled["c_path_functions"], compiled
+    assert compiled["c_path_by_keyword"] == 0
 
 
 @pytest.mark.parametrize("key", version_keys())
@@ -180,6 +224,7 @@ def _assert_compiled_raw_layer_holds_c_types(r: dict) -> None:
     # exactly one record, generator/sizes.py's, is checked).
     if "compiled_raw" not in r:
         skip_or_fail_missing()
+    assert r["compiled_raw"]["other_errors"] == [], r["compiled_raw"]["other_errors"][:30]
     reasons = r["compiled_raw"]["by_reason"]
     for why in (
         "out of range",
@@ -248,6 +293,10 @@ def test_no_nonsense_reaches_the_driver_and_nothing_crashes(driver_figures, key)
     assert c["nonsense"] == 0, r["nonsense_cases"][:30]
     assert c["other_errors"] == 0, r["other_error_cases"][:30]
     assert r["range_mismatches"] == []
+    _assert_same_positionally(r)
+    # The raw layer's grid too: what ctypes does not take it refuses (a TypeError or
+    # ctypes' ArgumentError), nothing else.
+    assert r["raw"]["other_errors"] == [], r["raw"]["other_errors"][:30]
     assert r["baseline_refused"] == []
     # The grid saw the driver's parameters: legal values reached C, and the raw layer
     # (ctypes alone) lets nonsense of each kind through where the checked one does not.
@@ -281,3 +330,126 @@ def test_the_compiled_driver_raw_layer_refuses_what_c_cannot_take(driver_figures
     if key not in driver_figures:
         pytest.skip(f"the {key} driver module is not generated in this checkout")
     _assert_compiled_raw_layer_holds_c_types(driver_figures[key])
+
+
+def test_refusals_are_the_refusal_classes_alone():
+    # What the grid counts a refusal: a TypeError, ValueError or OverflowError (the
+    # checked layer's HandleDestroyedError is a ValueError); an AttributeError or a
+    # KeyError where a refusal belongs is a failure, by keyword or positionally.
+    from cudart.errors import HandleDestroyedError
+
+    assert issubclass(HandleDestroyedError, REFUSALS)
+    refusal = ("TypeError", "f() argument 'x': wrong type")
+    for error in (TypeError(refusal[1]), ValueError("v"), OverflowError("o")):
+        way = _new_way()
+        _tally(way, refusal, (type(error).__name__, str(error)), error, "f(x=str)", {}, _eq)
+        assert way["refused"] == 1 and way["other_errors"] == []
+    for error in (KeyError("data"), AttributeError("ptr")):
+        way = _new_way()
+        _tally(way, refusal, (type(error).__name__, str(error)), error, "f(x=str)", {}, _eq)
+        assert way["refused"] == 0, way
+        assert way["other_errors"] == [f"f(x=str): {type(error).__name__}: {error}"]
+    # After C too: reached, then failed making the outputs.
+    way = _new_way()
+    _tally(way, ("reached", [1]), ("reached", [1]), KeyError("out"), "f(legal)", {}, _eq)
+    assert way["reached"] == 1 and way["other_errors"] == ["f(legal): KeyError: 'out'"]
+
+
+def _eq(expected, got, values):
+    return expected == got
+
+
+# The grid run on planted faults of the checked layer (a subprocess: the faults are
+# planted in its modules): one function's Python checked function refuses a NULL stream
+# that its C checked function takes (C's happy path and the reference disagree, which
+# only a positional call can show), and another raises a KeyError where it should
+# refuse. Each must show, on the way of calling where it is, and nowhere else.
+_PLANTED = """
+import functools, json, sys
+sys.path.insert(0, "tests/support")
+import fuzz_ranges as fr
+from fast_support import recording_module
+import cudart.checked_{n} as checked, cudart.sys_{n} as raw
+
+def plant(name, fault):
+    reference = fr.python_function(checked, name)
+    planted = functools.update_wrapper(lambda stream: fault(stream) or reference(stream),
+                                       reference)
+    vars(checked).setdefault("_reference", {{}})[name] = planted
+    vars(checked)[name] = planted
+
+def refuse_null(stream):
+    if stream is None:
+        raise TypeError("planted: no NULL stream")
+
+def key_error(stream):
+    if isinstance(stream, str):
+        raise KeyError("planted")
+
+plant("cudaStreamSynchronize", refuse_null)
+plant("cudaStreamQuery", key_error)
+functions = json.loads(open({spec!r}).read())
+figures = fr._new_figures()
+grid, outcomes, _ = fr._ctypes_grid(checked, raw, functions, figures)
+compiled = fr._compiled_grid(checked, raw, recording_module({n}), grid, outcomes)
+print(json.dumps({{"ctypes": figures, "compiled": compiled}}))
+"""
+
+
+def test_the_grid_finds_planted_faults_on_the_way_they_are(models, tmp_path):
+    if compiler() is None:
+        pytest.skip("no C compiler: no test build of the compiled checked functions")
+    key = "12.5" if "12.5" in models else sorted(models)[-1]
+    major, minor = key.split(".")
+    wanted = ("cudaStreamSynchronize", "cudaStreamQuery")
+    functions = [f for f in specs(models[key])["functions"] if f["name"] in wanted]
+    assert len(functions) == 2
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(functions))
+    code = _PLANTED.format(n=int(major) * 1000 + int(minor) * 10, spec=str(spec))
+    found = json.loads(run_python(code).stdout.splitlines()[-1])
+    ctypes_figures, compiled = found["ctypes"], found["compiled"]
+    key_error = "cudaStreamQuery(stream=str): KeyError: 'planted'"
+    # The KeyError is a failure on every way of calling, never a refusal.
+    assert ctypes_figures["checked"]["other_errors"] == 1
+    assert ctypes_figures["other_error_cases"] == [key_error]
+    assert ctypes_figures["positional"]["other_errors"] == [key_error]
+    assert compiled["keyword"]["other_errors"] == [key_error]
+    assert compiled["positional"]["other_errors"] == [key_error]
+    cases = ctypes_figures["checked"]["cases"]
+    assert compiled["keyword"]["refused"] == ctypes_figures["checked"]["refused"]
+    assert compiled["keyword"]["refused"] + compiled["keyword"]["reached"] == cases - 1
+    # The refused NULL stream shows positionally on the compiled backend alone, where
+    # the C checked function serves it.
+    assert ctypes_figures["positional"]["differences"] == []
+    assert compiled["keyword"]["differences"] == []
+    assert [d.split(":")[0] for d in compiled["positional"]["differences"]] == [
+        "cudaStreamSynchronize(stream=None)"
+    ]
+    assert compiled["c_path_by_keyword"] == 0
+    assert "cudaStreamSynchronize" in compiled["c_path_functions"]
+
+
+C_PATH = REPO / "tests" / "expectations" / "fuzz_c_path.txt"
+
+
+def test_the_c_path_served_what_the_reviewed_file_says(figures, driver_figures):
+    # Issue 40: per surface and version, how many positional calls of the grid the C
+    # checked functions served themselves, and which of them never served one. A
+    # regression that sends calls back to the Python reference changes this reviewed
+    # file (tests/support/snapshot_files.py), as does a C path that grows.
+    if any("compiled" not in r for r in [*figures.values(), *driver_figures.values()]):
+        skip_or_fail_missing()
+    lines = []
+    for surface, found in (("runtime", figures), ("driver", driver_figures)):
+        for key, r in found.items():
+            c = r["compiled"]
+            lines.append(
+                f"{surface} {key}: {c['c_path']} positional calls by the C path, of "
+                f"{len(c['c_path_functions'])} of {c['c_functions']} C checked functions"
+            )
+            never = ", ".join(c["c_path_never"]) or "-"
+            lines.append(
+                textwrap.fill(never, 100, initial_indent="  never: ", subsequent_indent="    ")
+            )
+    hold(C_PATH, "\n".join(lines) + "\n")

@@ -36,19 +36,31 @@ construction) and cudart.occupancy's ports (the raw calls they make) are fuzzed 
 For the raw layer, which converts with ctypes alone, the same rules classify what each
 argtype's from_param accepts.
 
+Every case, and each function's legal call, is made by keyword and positionally: a
+compiled checked function takes its C path on a positional call only (a keyword goes to
+its Python reference). Through ctypes the positional call must end as the keyword one.
 Where a surface has a compiled backend (the runtime's and the driver's), the child runs
-every case again with the compiled functions' test build (its recorder in C's place,
-tests/support/fast_support.py) and compares: C reached with the same arguments (an
+every case again both ways with the compiled functions' test build (its recorder in C's
+place and its C checked functions as the public names, tests/support/fast_support.py)
+and compares with the ctypes keyword call: C reached with the same arguments (an
 integer as C's type holds it, a record's bytes, the caller's memory at its address,
 memory the checked layer made for the call anywhere else), or the same exception class
 and message (the conversions' own refusals included: cudart/_fastcall.h words them as
-ctypes does).
+ctypes does). The test build records alike whichever served a call, so the grid tells
+the C path by the reference's calls: a positional call that reached C without its
+reference took the C path (`c_path`, per version).
+
+A refusal is a TypeError, ValueError or OverflowError (REFUSALS; for the raw layer also
+ctypes.ArgumentError); any other exception, before C or after it, is a failure, listed
+by case (`other_errors`), on every way of calling and in every grid.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -500,15 +512,27 @@ class _Recorder:
 def _new_figures() -> dict:
     return {
         "checked": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": 0},
-        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0},
-        "builders": {"cases": 0, "refused": 0, "reached": 0},
-        "occupancy": {"cases": 0, "refused": 0, "reached": 0},
+        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": []},
+        "builders": _new_part(),
+        "occupancy": _new_part(),
         "baseline_refused": [],
         "nonsense_cases": [],
         "other_error_cases": [],
         "by_reason": {},
         "by_check": {},
         "range_mismatches": [],
+        # The ctypes backend's cases again, positionally.
+        "positional": _new_way(),
+    }
+
+
+def _new_part() -> dict:
+    return {
+        "cases": 0,
+        "refused": 0,
+        "reached": 0,
+        "other_errors": [],
+        "positional_differences": [],
     }
 
 
@@ -559,78 +583,9 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
     # This pass calls through ctypes storage (the recorder converts as ctypes would),
     # whichever backend is built; the compiled one is _compiled_grid's.
     vars(checked)["_compiled"] = False
-    case = -1
-    outcomes: dict[int, tuple] = {}  # case -> _outcome(): what C got, or the refusal
-    # (function, fillers, parameter, label, the bad value itself, case): the compiled
-    # pass gives the same objects, so an address the caller's value has is comparable.
-    grid: list[tuple[dict, dict, str, str, object, int]] = []
-    legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
-    # Each raw function as the module declares it, taken before any call: a checked
-    # function may call another's raw function (a buffer getter its size partner),
-    # which binds that one in place before its own turn comes.
-    declared = dict(vars(checked))
-    # And while the pass runs, each of them records too: a checked function that asks
-    # another raw function first (a getter's size partner) must not reach C with the
-    # grid's nonsense either. The size such a stand-in reports is 0.
-    raw_functions = {
-        k: v
-        for k, v in declared.items()
-        if k.startswith("_") and hasattr(v, "restype") and hasattr(v, "argtypes")
-    }
-    stand_ins = {k: _Recorder(v.restype, v.argtypes) for k, v in raw_functions.items()}
-    vars(checked).update(stand_ins)
-    for f in spec["functions"]:
-        fn = getattr(checked, f["name"])
-        unbound = declared["_" + f["name"]]
-        recorder = _Recorder(unbound.restype, unbound.argtypes)
-        vars(checked)["_" + f["name"]] = recorder
-        inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
-        legal = _attribute_lists(checked, f)
-        choices = [
-            (p["py"], [legal[p["py"]]] if p["py"] in legal else _fillers(raw, p)) for p in inputs
-        ]
-        fillers = _baseline(fn, recorder, choices)
-        if fillers is None:
-            figures["baseline_refused"].append(f["name"])
-            fillers = {name: values[0] for name, values in choices}
-        else:
-            legal_calls.append((f["name"], fillers))
-        for p in inputs:
-            for label, value in _bad_values(raw, p["check"]).items():
-                case += 1
-                if case in skip:
-                    continue
-                os.pwrite(progress, str(case).encode().ljust(12), 0)
-                grid.append((f, fillers, p["py"], label, value, case))
-                figures["checked"]["cases"] += 1
-                recorder.calls.clear()
-                values = {**fillers, p["py"]: value}
-                try:
-                    fn(**values)
-                    error = None
-                except Exception as exc:  # a refusal, or a failure after the recorder
-                    error = exc
-                outcomes[case] = _outcome(
-                    (
-                        _c_arguments(recorder.calls[0], recorder.argtypes, values)
-                        if recorder.calls
-                        else None
-                    ),
-                    error,
-                )
-                if recorder.calls:
-                    figures["checked"]["reached"] += 1
-                    where = f"{f['name']}({p['py']}={label})"
-                    _classify_call(figures, checked, f, recorder.calls[0], values, where)
-                elif isinstance(error, (TypeError, OverflowError, ValueError)):
-                    figures["checked"]["refused"] += 1
-                else:
-                    figures["checked"]["other_errors"] += 1
-                    figures["other_error_cases"].append(
-                        f"{f['name']}({p['py']}={label}): {type(error).__name__}: {error}"
-                    )
-        vars(checked)["_" + f["name"]] = stand_ins.get("_" + f["name"], unbound)
-    vars(checked).update(raw_functions)
+    grid, outcomes, legal_calls = _ctypes_grid(
+        checked, raw, spec["functions"], figures, skip, progress
+    )
     _builders(checked, raw, spec["builders"], figures)
     _occupancy(raw, spec["functions"], figures)
     _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
@@ -651,6 +606,87 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
         figures["stub"] = _through_stub(checked, raw, legal_calls)
     os.close(progress)
     return figures
+
+
+def _ctypes_grid(checked, raw, functions: list[dict], figures: dict, skip=(), progress=None):
+    """Every case of `functions` through ctypes storage (the recorder in C's place), by
+    keyword (counted and classified in `figures`) and positionally (compared with it).
+    Returns (the grid's cases, their outcomes by keyword, each function's legal call)."""
+    case = -1
+    outcomes: dict[int, tuple] = {}  # case -> _outcome(): what C got, or the refusal
+    # (function, the values given, the same positionally, parameter, label, case): the
+    # compiled pass gives the same objects, so an address the caller's value has is
+    # comparable. The legal call of each function is a case of its own (parameter None,
+    # label "legal").
+    grid: list[tuple[dict, dict, tuple, str | None, str, int]] = []
+    legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
+    # Each raw function as the module declares it, taken before any call: a checked
+    # function may call another's raw function (a buffer getter its size partner),
+    # which binds that one in place before its own turn comes. And while the pass runs,
+    # each of them records too, so such a partner never reaches C with the grid's
+    # nonsense either (the size such a stand-in reports is 0).
+    declared = dict(vars(checked))
+    raw_functions = {
+        k: v
+        for k, v in declared.items()
+        if k.startswith("_") and hasattr(v, "restype") and hasattr(v, "argtypes")
+    }
+    stand_ins = {k: _Recorder(v.restype, v.argtypes) for k, v in raw_functions.items()}
+    vars(checked).update(stand_ins)
+    for f in functions:
+        # The Python checked function: under the compiled backend the public name is
+        # the users' C build, whose positional calls would go to the real library.
+        fn = python_function(checked, f["name"])
+        unbound = declared["_" + f["name"]]
+        recorder = _Recorder(unbound.restype, unbound.argtypes)
+        vars(checked)["_" + f["name"]] = recorder
+        inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
+        legal = _attribute_lists(checked, f)
+        choices = [
+            (p["py"], [legal[p["py"]]] if p["py"] in legal else _fillers(raw, p)) for p in inputs
+        ]
+        fillers = _baseline(fn, recorder, choices)
+        cases: list[tuple[str | None, str, object]] = []
+        if fillers is None:
+            figures["baseline_refused"].append(f["name"])
+            fillers = {name: values[0] for name, values in choices}
+        else:
+            legal_calls.append((f["name"], fillers))
+            cases.append((None, "legal", None))
+        cases += [
+            (p["py"], label, value)
+            for p in inputs
+            for label, value in _bad_values(raw, p["check"]).items()
+        ]
+        for name, label, value in cases:
+            case += 1
+            if case in skip:
+                continue
+            if progress is not None:
+                os.pwrite(progress, str(case).encode().ljust(12), 0)
+            values = fillers if name is None else {**fillers, name: value}
+            by_position = positional(fn, values)
+            grid.append((f, values, by_position, name, label, case))
+            where = f"{f['name']}({name}={label})"
+            figures["checked"]["cases"] += 1
+            outcome, args, error = _ctypes_call(fn, recorder, values, None)
+            outcomes[case] = outcome
+            if args is not None:
+                figures["checked"]["reached"] += 1
+                _classify_call(figures, checked, f, args, values, where)
+            elif isinstance(error, REFUSALS):
+                figures["checked"]["refused"] += 1
+            if error is not None and not isinstance(error, REFUSALS):
+                # Before C or after it (making the outputs): a failure either way.
+                figures["checked"]["other_errors"] += 1
+                figures["other_error_cases"].append(f"{where}: {type(error).__name__}: {error}")
+            # The same case positionally: the same arguments reach C, or the same
+            # refusal (class and message) is raised.
+            again, _, again_error = _ctypes_call(fn, recorder, values, by_position)
+            _tally(figures["positional"], outcome, again, again_error, where, values, _equal)
+        vars(checked)["_" + f["name"]] = stand_ins.get("_" + f["name"], unbound)
+    vars(checked).update(raw_functions)
+    return grid, outcomes, legal_calls
 
 
 def _through_stub(checked, raw, calls: list[tuple[str, dict]]) -> dict:
@@ -687,25 +723,54 @@ def _class_names(raw, spec: dict) -> None:
                 p["check"]["cls"] = cls.__name__
 
 
-def _fuzz_one(figures, key: str, call, params: list[dict], fillers: dict, raw, classify):
-    """Each parameter of `params` given each bad value, the others `fillers`: `call`
-    returns the arguments C got (None: refused before it); `classify` says why they
-    are nonsense, or None."""
+def _fuzz_one(figures, key: str, name: str, call, params, fillers: dict, raw, classify):
+    """Each parameter of `params` of `name` given each bad value, the others `fillers`:
+    `call(values, positionally)` returns what C got (None: nothing reached it);
+    `classify` says why it is nonsense, or None. Each case is called by keyword and
+    positionally, to the same outcome; an exception that is no refusal is a failure."""
+    part = figures[key]
     for p in params:
         for label, value in _bad_values(raw, p["check"]).items():
-            figures[key]["cases"] += 1
+            part["cases"] += 1
             values = {**fillers, p["py"]: value}
-            try:
-                got = call(values)
-            except (TypeError, OverflowError, ValueError):
-                got = None
+            where = f"{name}({p['py']}={label})"
+            (got, error), again = (_call_outcome(call, values, way) for way in (False, True))
+            if again != (_comparable(got), _comparable(error)):
+                part["positional_differences"].append(
+                    f"{where}: by keyword {_comparable(got)} {error!r}, positionally {again}"
+                )
+            if error is not None and not isinstance(error, REFUSALS):
+                part["other_errors"].append(f"{where}: {type(error).__name__}: {error}")
             if got is None:
-                figures[key]["refused"] += 1
+                part["refused"] += 1
                 continue
-            figures[key]["reached"] += 1
+            part["reached"] += 1
             why = classify(got, values)
             if why:
                 _count_nonsense(figures, f"{key}: {why[0]}({p['py']}={label})", why[1], why[2])
+
+
+def _call_outcome(call, values: dict, positionally: bool) -> tuple:
+    """(what C got or None, the exception or None); positionally, comparable forms."""
+    try:
+        got, error = call(values, positionally), None
+    except Exception as exc:
+        got, error = None, exc
+    if positionally:
+        return _comparable(got), _comparable(error)
+    return got, error
+
+
+def _comparable(value):
+    """`value` as two calls' outcomes compare: storage a call made by its ctypes type,
+    an exception by its class and message."""
+    if isinstance(value, BaseException):
+        return (type(value).__name__, str(value))
+    if isinstance(value, (list, tuple)):
+        return [_comparable(v) for v in value]
+    if isinstance(value, _CDATA) or type(value).__name__ == "CArgObject":  # byref()
+        return type(value).__name__
+    return value
 
 
 class _Namespace:
@@ -739,9 +804,9 @@ def _builders(checked, raw, builders: list[dict], figures: dict) -> None:
             namespace["_lib"] = _Namespace(saved, **{b["name"]: record})
             fillers = {q["py"]: _filler(raw, q) for q in b["params"]}
 
-            def call(values, fn=fn, calls=calls):
+            def call(values, positionally, fn=fn, calls=calls):
                 calls.clear()
-                fn(**values)
+                fn(*positional(fn, values)) if positionally else fn(**values)
                 return calls[0] if calls else None
 
             def classify(args, values, b=b):
@@ -751,7 +816,7 @@ def _builders(checked, raw, builders: list[dict], figures: dict) -> None:
                         return b["name"], why, q["check"]["t"]
                 return None
 
-            _fuzz_one(figures, "builders", call, b["params"], fillers, raw, classify)
+            _fuzz_one(figures, "builders", b["name"], call, b["params"], fillers, raw, classify)
     finally:
         namespace["_lib"] = saved
 
@@ -810,13 +875,17 @@ def _occupancy(raw, functions: list[dict], figures: dict) -> None:
         fillers = {"func": 0x10000, "dynamicSMemSize": 0, "blockSizeLimit": 0, "flags": 0}
         fillers["blockSizeToDynamicSMemSize"] = lambda block: 0
 
-        def call(values, port=port, fuzzed=fuzzed):
+        def call(values, positionally, port=port, fuzzed=fuzzed):
             given = {n: values[n] for n in fuzzed}
             smem = given.get("blockSizeToDynamicSMemSize")
             if smem is not None and not callable(smem):
                 given["blockSizeToDynamicSMemSize"] = lambda block, v=smem: v
             calls.clear()
-            port(ctypes.c_int(), ctypes.c_int(), rt=rt, **given)
+            storage = {"minGridSize": ctypes.c_int(), "blockSize": ctypes.c_int()}
+            if positionally:
+                port(*positional(port, storage | given), rt=rt)
+            else:
+                port(rt=rt, **storage, **given)
             return list(calls) or None
 
         def classify(got, values):
@@ -826,7 +895,7 @@ def _occupancy(raw, functions: list[dict], figures: dict) -> None:
                         return query, why, q["check"]["t"]
             return None
 
-        _fuzz_one(figures, "occupancy", call, params, fillers, raw, classify)
+        _fuzz_one(figures, "occupancy", name, call, params, fillers, raw, classify)
 
 
 def _int_check(low: int, high: int) -> dict:
@@ -886,19 +955,40 @@ def _raw_argtypes(raw, name: str):
 
 
 def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict:
-    """The same cases with the compiled backend in C's place (its recorder: the
-    arguments as converted for C, kept instead of calling it), each outcome compared
-    with the ctypes backend's: C reached with the same arguments (_same_arguments), or
-    a refusal of the same exception class and message."""
+    """The same cases with the compiled backend in C's place (its test build: the
+    arguments as converted for C, kept instead of calling it), by keyword and
+    positionally, each outcome compared with the ctypes backend's: C reached with the
+    same arguments (_same_arguments), or a refusal of the same exception class and
+    message. The public names are the test build's C checked functions (bound to
+    counting stand-ins of their references), where the build has one; a positional call
+    the reference did not serve took the C path."""
+    from cudart import _checked
     from cudart._backend import spec
 
-    result: dict = {"cases": 0, "same": 0, "reached": 0, "refused": 0, "differences": []}
     namespace = vars(checked)
+    served: list[str] = []
+    reference = {
+        name: _counting(python_function(checked, name), served)
+        for name in {f["name"] for f, *_ in grid}
+    }
+    installed = fast.checked(reference, _checked, namespace) if hasattr(fast, "checked") else {}
+    result: dict = {
+        "keyword": _new_way(),
+        "positional": _new_way(),
+        "c_functions": len(installed),
+        # Positional calls the C checked function served itself (and, the check that
+        # the count sees what it counts, keyword ones: those always go to the
+        # reference).
+        "c_path": 0,
+        "c_path_by_keyword": 0,
+        "c_path_functions": [],
+    }
+    c_path_functions: set[str] = set()
     namespace["_compiled"] = True
     variants: dict[str, tuple] = {}  # name -> (variant, output variant or None)
     fast.record(True)
     try:
-        for f, fillers, name, label, value, case in grid:
+        for f, values, by_position, name, label, case in grid:
             # As cudart._checked binds them: a variant under the checked argtypes' spec,
             # and the one providing the outputs where the function has one.
             unbound = namespace["_" + f["name"]]
@@ -916,31 +1006,130 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
             namespace["_" + f["name"]] = compiled
             if out is not None:
                 namespace["_" + f["name"] + "_out"] = compiled_out
-            values = {**fillers, name: value}
-            fast.recorded().clear()
-            try:
-                getattr(checked, f["name"])(**values)
-                error = None
-            except Exception as exc:
-                error = exc
+            public = installed.get(f["name"], reference[f["name"]])
+            where = f"{f['name']}({name}={label})"
+            for way, args in (("keyword", None), ("positional", by_position)):
+                fast.recorded().clear()
+                served.clear()
+                try:
+                    public(**values) if args is None else public(*args)
+                    error = None
+                except Exception as exc:
+                    error = exc
+                recorded = fast.recorded()
+                outcome = _outcome(list(recorded[0][1]) if recorded else None, error)
+                _tally(result[way], outcomes[case], outcome, error, where, values, _same_outcome)
+                if recorded and not served:
+                    if way == "keyword":
+                        # (A function of no parameters is called alike both ways.)
+                        result["c_path_by_keyword"] += bool(values)
+                    else:
+                        result["c_path"] += 1
+                        c_path_functions.add(f["name"])
             namespace["_" + f["name"]] = unbound
             if out is not None:
                 namespace["_" + f["name"] + "_out"] = out
-            recorded = fast.recorded()
-            outcome = _outcome(list(recorded[0][1]) if recorded else None, error)
-            result["cases"] += 1
-            result["reached" if recorded else "refused"] += 1
-            expected = outcomes[case]
-            if _same_outcome(expected, outcome, values):
-                result["same"] += 1
-            else:
-                result["differences"].append(
-                    f"{f['name']}({name}={label}): ctypes {expected}, compiled {outcome}"
-                )
     finally:
         fast.record(False)
         namespace["_compiled"] = False
+    result["c_path_functions"] = sorted(c_path_functions)
+    # The C checked functions no grid call took the C path of (their legal values are
+    # not all on its happy path, or every bad one leaves it).
+    result["c_path_never"] = sorted(set(installed) - c_path_functions)
     return result
+
+
+def _counting(reference, served: list):
+    """`reference`, noting each call it serves (in `served`)."""
+
+    def call(*args, **kwargs):
+        served.append(reference.__name__)
+        return reference(*args, **kwargs)
+
+    return functools.wraps(reference)(call)
+
+
+# The exceptions a refusal raises: the conversions' TypeError (ctypes' ArgumentError
+# reworded), OverflowError and ValueError; the checked layer's own are among them
+# (HandleDestroyedError is a ValueError). Anything else (an AttributeError, a KeyError)
+# is the checked layer failing where it should refuse, or after C.
+REFUSALS = (TypeError, ValueError, OverflowError)
+# The raw layer's (ctypes' own and the compiled functions', which word theirs as ctypes
+# does): also ctypes.ArgumentError, which a raw call raises for what from_param refuses.
+RAW_REFUSALS = (*REFUSALS, ctypes.ArgumentError)
+
+
+def python_function(checked, name: str):
+    """The Python checked function `name` (fast_support.python_checked): the public one,
+    or where the compiled backend bound that name to C, its reference."""
+    return vars(checked).get("_reference", {}).get(name) or getattr(checked, name)
+
+
+def positional(fn, values: dict) -> tuple:
+    """`values` (by parameter name) as `fn`'s positional arguments: in its signature's
+    order, up to the last one given, a parameter not given in between at its default."""
+    names, defaults, index = _signature(fn)
+    try:
+        last = max(map(index.__getitem__, values), default=-1)
+    except KeyError as exc:
+        raise AssertionError(f"{fn.__name__} has no parameter {exc}") from None
+    args = tuple(values.get(n, d) for n, d in zip(names[: last + 1], defaults, strict=False))
+    if any(a is inspect.Parameter.empty for a in args):
+        raise AssertionError(f"{fn.__name__}: a parameter is neither given nor defaulted")
+    return args
+
+
+@functools.cache
+def _signature(fn) -> tuple:
+    """(names, defaults, name -> position) of `fn`'s parameters, made once per grid."""
+    params = inspect.signature(fn).parameters.values()
+    names = tuple(p.name for p in params)
+    return names, tuple(p.default for p in params), {n: i for i, n in enumerate(names)}
+
+
+def _ctypes_call(fn, recorder: _Recorder, values: dict, args: tuple | None) -> tuple:
+    """(outcome, the arguments the recorder got or None, the exception or None) of one
+    call through ctypes storage: by keyword (args None), else positionally."""
+    recorder.calls.clear()
+    try:
+        fn(**values) if args is None else fn(*args)
+        error = None
+    except Exception as exc:  # a refusal, or a failure before or after the recorder
+        error = exc
+    got = recorder.calls[0] if recorder.calls else None
+    c_args = None if got is None else _c_arguments(got, recorder.argtypes, values)
+    return _outcome(c_args, error), got, error
+
+
+def _new_way() -> dict:
+    """The figures of one way of calling, against the ctypes backend by keyword."""
+    return {
+        "cases": 0,
+        "same": 0,
+        "reached": 0,
+        "refused": 0,
+        "other_errors": [],
+        "differences": [],
+    }
+
+
+def _tally(way: dict, expected: tuple, got: tuple, error, where: str, values: dict, same) -> None:
+    way["cases"] += 1
+    if got[0] == "reached":
+        way["reached"] += 1
+    elif isinstance(error, REFUSALS):
+        way["refused"] += 1
+    if error is not None and not isinstance(error, REFUSALS):
+        way["other_errors"].append(f"{where}: {type(error).__name__}: {error}")
+    if same(expected, got, values):
+        way["same"] += 1
+    else:
+        way["differences"].append(f"{where}: by keyword through ctypes {expected}, here {got}")
+
+
+def _equal(expected: tuple, got: tuple, values: dict) -> bool:
+    # Through ctypes both ways: memory the checked layer made is STORAGE in both.
+    return expected == got
 
 
 def _outcome(arguments: list | None, error: BaseException | None) -> tuple:
@@ -1068,7 +1257,14 @@ def _within(address: int, spans: list[tuple[int, int]]) -> bool:
 def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
     """The raw layer's grid through the compiled functions (recording, not calling C):
     each parameter given each bad value, the others a legal raw value."""
-    figures: dict = {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "by_reason": {}}
+    figures: dict = {
+        "cases": 0,
+        "refused": 0,
+        "reached": 0,
+        "nonsense": 0,
+        "by_reason": {},
+        "other_errors": [],
+    }
     table = vars(raw)["_FUNCTIONS"]
     fast.record(True)
     try:
@@ -1083,8 +1279,13 @@ def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
                     fast.recorded().clear()
                     try:
                         fn(*legal[:i], value, *legal[i + 1 :])
-                    except Exception:
+                    except RAW_REFUSALS:
                         figures["refused"] += 1
+                        continue
+                    except Exception as exc:
+                        figures["other_errors"].append(
+                            f"{f['name']}({p['name']}={value!r}): {type(exc).__name__}: {exc}"
+                        )
                         continue
                     figures["reached"] += 1
                     why = nonsense(value, p["check"])
@@ -1127,8 +1328,13 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                 figures["cases"] += 1
                 try:
                     argtype.from_param(value)
-                except Exception:
+                except RAW_REFUSALS:
                     figures["refused"] += 1
+                    continue
+                except Exception as exc:
+                    figures["other_errors"].append(
+                        f"{f['name']}({p['name']}={value!r}): {type(exc).__name__}: {exc}"
+                    )
                     continue
                 figures["reached"] += 1
                 why = nonsense(value, p["check"])
@@ -1177,22 +1383,47 @@ def _quiet(*args, **kwargs) -> None:
 def table(results: dict[str, dict]) -> str:
     head = (
         "version | checked: cases, refused in Python, reached C (legit), nonsense reached C, "
-        "crashes, other errors | raw: cases, refused by ctypes, reached C, nonsense reached C"
+        "crashes, other errors | positionally: differences | raw: cases, refused by ctypes, "
+        "reached C, nonsense reached C | builders, occupancy: cases, refused, reached | "
+        "compiled by keyword, positionally: cases, differences, other errors; positional "
+        "calls served by the C checked functions (of how many functions)"
     )
-    head += " | builders, occupancy: cases, refused, reached | compiled: cases, differences"
     rows = [head]
     for key, r in results.items():
         c, w = r["checked"], r["raw"]
         b, o = r["builders"], r["occupancy"]
-        compiled = r.get("compiled", {"cases": 0, "differences": ()})
-        rows.append(
+        row = (
             f"{key} | {c['cases']}, {c['refused']}, {c['reached'] - c['nonsense']}, "
-            f"{c['nonsense']}, {c['crashes']}, {c['other_errors']} | {w['cases']}, {w['refused']}, "
+            f"{c['nonsense']}, {c['crashes']}, {c['other_errors']} | "
+            f"{len(r['positional']['differences'])} | {w['cases']}, {w['refused']}, "
             f"{w['reached']}, {w['nonsense']} | {b['cases']}, {b['refused']}, {b['reached']}; "
             f"{o['cases']}, {o['refused']}, {o['reached']} | "
-            f"{compiled['cases']}, {len(compiled['differences'])}"
         )
+        if "compiled" in r:
+            compiled = r["compiled"]
+            for way in ("keyword", "positional"):
+                k = compiled[way]
+                row += f"{k['cases']}, {len(k['differences'])}, {len(k['other_errors'])}; "
+            row += f"{compiled['c_path']} ({len(compiled['c_path_functions'])} of "
+            row += f"{compiled['c_functions']})"
+        else:
+            row += "no compiled backend"
+        rows.append(row)
     return "\n".join(rows)
+
+
+def differences(r: dict) -> list[str]:
+    """Every case on which a way of calling departed from the ctypes backend by keyword,
+    or raised what no refusal raises, named by the way."""
+    lines = [f"ctypes positionally: {d}" for d in r["positional"]["differences"]]
+    lines += [f"ctypes positionally: {d}" for d in r["positional"]["other_errors"]]
+    for way in ("keyword", "positional"):
+        k = r.get("compiled", {}).get(way, _new_way())
+        lines += [f"compiled {way}: {d}" for d in k["differences"] + k["other_errors"]]
+    for part in ("builders", "occupancy"):
+        lines += [f"{part}: {d}" for d in r[part]["positional_differences"]]
+        lines += [f"{part}: {d}" for d in r[part]["other_errors"]]
+    return lines
 
 
 if __name__ == "__main__":
@@ -1209,8 +1440,8 @@ if __name__ == "__main__":
         for key, r in found.items():
             for line in r["nonsense_cases"][:20] + r["other_error_cases"][:20]:
                 print(key, line)
-            for line in r.get("compiled", {}).get("differences", [])[:20]:
-                print(key, "compiled:", line)
+            for line in differences(r)[:40]:
+                print(key, line)
             print(key, "raw layer's nonsense by reason:", r["raw"].get("by_reason"))
             if r["range_mismatches"]:
                 print(key, "range mismatches:", ", ".join(r["range_mismatches"]))
