@@ -106,7 +106,7 @@ def cmd_outputs(args) -> int:
     """Print each function's checked form; `*` marks what the exceptions table decided."""
     from .attributes import listing
     from .fetch import fetch_version
-    from .generate import parse_version
+    from .parse import parse_version
     from .resolve import describe, resolve, table_uses
 
     manifest = Manifest.load(args.manifest)

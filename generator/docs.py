@@ -14,9 +14,10 @@ from pathlib import Path
 from . import model_cache
 from .fetch import Progress, fetch_version
 from .files import write_atomically
-from .generate import parse_version, surface_context
+from .generate import surface_context
 from .manifest import Manifest
 from .model import ApiModel
+from .parse import parse_version
 from .render.docs import FOLDER, FamilyReference, family_reference, render_reference
 from .tree import REPO
 

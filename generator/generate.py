@@ -24,7 +24,7 @@ from .files import write_atomically
 from .lifetimes import undecided as undecided_lifetimes
 from .manifest import DEFAULT_SURFACE, Manifest
 from .model import ApiModel
-from .parse import SHIMS, ParseInput, parse, system_include_dirs
+from .parse import parse_version
 from .render.base import (
     COMPILED_SURFACES,
     RenderContext,
@@ -64,18 +64,6 @@ def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
     """The file of a version's output-shape snapshot of one surface, in SNAPSHOTS."""
     prefix = "" if surface == DEFAULT_SURFACE else f"{surface}_"
     return f"{prefix}outputs_{key}.txt"
-
-
-def parse_version(headers: HeaderSet) -> ApiModel:
-    """The parse itself, uncached (generator/model_cache.py keeps its results)."""
-    return parse(
-        ParseInput(
-            headers=headers.headers,
-            include_dirs=headers.include_dirs,
-            system_include_dirs=(SHIMS, *system_include_dirs()),
-            foreign_dirs=(SHIMS,),
-        )
-    )
 
 
 def render_version(

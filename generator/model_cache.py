@@ -11,8 +11,10 @@ The key is everything the model is a function of:
   unpacked from, and fetch_version checks each tree against its wheel (and extracts an
   edited one again) before any model is looked up (generator/fetch.py), so their paths
   name their bytes; and which headers the parse starts from;
-- the parser: every file of the generator package (its code and its shims), whatever
-  it is; a change to any of them is a miss;
+- the parser: the modules generator/parse.py imports from this package, followed
+  import by import (`parser_files`), the shims, and this module (the entry's format);
+  a change to any of them is a miss, and a change to the rest of the generator (the
+  plan, the renderers: what reads the model) is not;
 - the C compiler's standard headers: their folders, the compiler's version and the C
   library's, which say what those folders hold;
 - libclang's version, and Python's.
@@ -42,6 +44,7 @@ its misses in fresh interpreters (tests/support/models.py) before storing them h
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import hmac
@@ -430,9 +433,8 @@ def environment() -> tuple[str, ...]:
     from .parse import system_include_dirs
 
     h = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(_PACKAGE.parent)).encode() + b"\0" + path.read_bytes())
+    for path in parser_files(_PACKAGE):
+        h.update(str(path.relative_to(_PACKAGE.parent)).encode() + b"\0" + path.read_bytes())
     return (
         h.hexdigest(),
         *map(str, system_include_dirs()),
@@ -441,6 +443,50 @@ def environment() -> tuple[str, ...]:
         version("libclang"),
         sys.version,
     )
+
+
+def parser_files(package: Path) -> list[Path]:
+    """The files of `package` a parse runs or reads: parse.py and the package's modules it
+    imports, import by import (absolute or relative, at any depth of the module: a
+    TYPE_CHECKING import counts too, which only costs a miss), every file under shims/,
+    and this module. Sorted, so the digest does not depend on the walk."""
+    seen: set[Path] = set()
+    todo = [package / "parse.py", package / "model_cache.py"]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 0 and (node.module or "").split(".")[0] != package.name:
+                    continue
+                base = (node.module or "").split(".")
+                if node.level == 0:
+                    base = base[1:]
+                names = [base] if base != [""] else []
+                names += [
+                    [*base, alias.name] if base != [""] else [alias.name] for alias in node.names
+                ]
+            elif isinstance(node, ast.Import):
+                names = [
+                    a.name.split(".")[1:]
+                    for a in node.names
+                    if a.name.split(".")[0] == package.name
+                ]
+            else:
+                continue
+            for parts in names:
+                parts = [p for p in parts if p]
+                if parts:
+                    todo += [
+                        package.joinpath(*parts).with_suffix(".py"),
+                        package.joinpath(*parts, "__init__.py"),
+                    ]
+    shims = [
+        p for p in (package / "shims").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ]
+    return sorted(seen | set(shims))
 
 
 def _compiler_version() -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from ctypes import POINTER, Structure, c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import clang.cindex as ci
 
@@ -40,6 +41,9 @@ from .model import (
     Typedef,
     TypedefRef,
 )
+
+if TYPE_CHECKING:  # at run time the parse reads only a HeaderSet's fields
+    from .fetch import HeaderSet
 
 
 class ParseError(Exception):
@@ -1190,3 +1194,16 @@ def _per_thread_symbols(
         if expanded != legacy[name]:
             found.append(SymbolAlias(public=name, symbol=expanded))
     return found
+
+
+def parse_version(headers: HeaderSet) -> ApiModel:
+    """A version's header set, parsed, uncached (generator/model_cache.py keeps its
+    results): with the shims first on the system include path, as gcc sees them."""
+    return parse(
+        ParseInput(
+            headers=headers.headers,
+            include_dirs=headers.include_dirs,
+            system_include_dirs=(SHIMS, *system_include_dirs()),
+            foreign_dirs=(SHIMS,),
+        )
+    )

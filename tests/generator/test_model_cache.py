@@ -11,7 +11,7 @@ import models
 import pytest
 
 from generator import generate, model_cache
-from generator.generate import parse_version
+from generator.parse import parse_version
 
 
 @pytest.mark.parametrize("key", ["12.0", "13.5"])
@@ -33,8 +33,9 @@ def test_the_key_follows_headers_and_generator(header_sets, monkeypatch):
 
 
 def test_the_key_holds_every_input_beyond_the_headers(tmp_path, monkeypatch):
-    """The generator's every file (code and shims), the standard headers (their folders,
-    the compiler's and the C library's versions), libclang, Python."""
+    """The parser's every file (its modules, followed import by import, and the shims),
+    the standard headers (their folders, the compiler's and the C library's versions),
+    libclang, Python; and not the code that reads the model."""
     import shutil
     import subprocess
     import sys
@@ -55,10 +56,22 @@ def test_the_key_holds_every_input_beyond_the_headers(tmp_path, monkeypatch):
     model_cache.environment.cache_clear()
     try:
         assert model_cache.environment() == parts
+        # What reads the model (the plan, the renderers) is not part of the key ...
+        for reader in ("render/checked.py", "plan.py", "resolve.py"):
+            (copy / reader).write_text((copy / reader).read_text() + "\n# changed\n")
+        model_cache.environment.cache_clear()
+        assert model_cache.environment() == parts
+        # ... what the parse runs is, down to a module it imports through another.
+        for parsed in ("doxygen.py", "model.py", "parse.py"):
+            before = model_cache.environment()[0]
+            (copy / parsed).write_text((copy / parsed).read_text() + "\n# changed\n")
+            model_cache.environment.cache_clear()
+            assert model_cache.environment()[0] != before, parsed
+        before = model_cache.environment()[0]
         shim = next(p for p in sorted((copy / "shims").rglob("*")) if p.is_file())
         shim.write_bytes(shim.read_bytes() + b"\n/* changed */\n")
         model_cache.environment.cache_clear()
-        assert model_cache.environment()[0] != parts[0]
+        assert model_cache.environment()[0] != before
     finally:
         model_cache.environment.cache_clear()
 

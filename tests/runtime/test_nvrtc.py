@@ -366,7 +366,7 @@ def test_the_checked_compile_keeps_the_threads_locale():
 DESCRIBE_AFTER = """
 import ctypes, sys
 from generator.fetch import fetch_version
-from generator.generate import parse_version
+from generator.parse import parse_version
 from generator.manifest import Manifest
 from generator.resolve import describe, resolve
 from generator.tree import REPO

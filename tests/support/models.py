@@ -32,7 +32,7 @@ import json, sys
 from pathlib import Path
 from generator import model_cache
 from generator.fetch import HeaderSet
-from generator.generate import parse_version
+from generator.parse import parse_version
 job = json.loads(sys.argv[1])
 headers = HeaderSet(
     job["key"],
