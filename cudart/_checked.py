@@ -47,6 +47,7 @@ from ._convert import (  # size relations: generator/sizes.py
     kernel_args,
     pointer,
     ref,
+    regions,
     rows,
     shareable_handle,
     shareable_handle_storage,
@@ -117,6 +118,7 @@ __all__ += [
     "function_pointer",
     "image",
     "image_file",
+    "regions",
     "rows",
     "span",
 ]

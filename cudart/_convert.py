@@ -317,6 +317,16 @@ def elements(count: Any, item: int) -> int | None:
     return n if n is None or n < 0 else n * item
 
 
+def regions(size: Any, granularity: Any) -> int | None:
+    """The elements of one per `granularity` of `size`, rounded up; None where either is
+    not an integer or the granularity is 0 (C refuses that, and writes nothing), -1
+    where negative."""
+    s, g = _index(size), _index(granularity)
+    if s is None or g is None or g == 0:
+        return None
+    return -1 if min(s, g) < 0 else -(-s // g)
+
+
 def _buffer(value: Any) -> memoryview | None:
     try:
         return memoryview(value)

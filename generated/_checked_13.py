@@ -2838,10 +2838,7 @@ _c.bind_on_first_call(
         "cudaMemGetInfo": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
         **(
             {
-                "cudaMemGetLocationInfo": (
-                    c_uint,
-                    (c_void_p, c_size_t, c_size_t, c_size_t, POINTER(cudaMemLocation)),
-                ),
+                "cudaMemGetLocationInfo": (c_uint, (c_void_p, c_size_t, c_size_t, c_size_t, c_void_p)),
             }
             if _VERSION >= 13040
             else {}
@@ -15346,9 +15343,13 @@ if _VERSION >= 13040:
 
 
     def cudaMemGetLocationInfo(
-        devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int
-    ) -> cudaMemLocation:
-        """cudaMemGetLocationInfo(devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int) -> cudaMemLocation
+        devPtr: _PointerLike,
+        size: int,
+        summaryGranularity: int,
+        samplingGranularity: int,
+        location_out: _PointerLike,
+    ) -> None:
+        """cudaMemGetLocationInfo(devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int, location_out: _PointerLike) -> None
 
     Gets location information for a memory address range.
 
@@ -15357,8 +15358,6 @@ if _VERSION >= 13040:
         size: Size in bytes of the memory range to query
         summaryGranularity: Granularity in bytes at which to summarize location information
         samplingGranularity: Granularity in bytes at which to sample memory within each summary region
-
-    Returns:
         location_out: Array to store location information, one entry per summary region
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -15379,7 +15378,19 @@ if _VERSION >= 13040:
             devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
         elif devPtr >> 64:
             raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
-        location_out = cudaMemLocation()
+        if location_out.__class__ is not int:
+            location_out = _c.ref(
+                location_out,
+                cudaMemLocation,
+                "location_out",
+                True,
+                _c.regions(size, summaryGranularity),
+                "cudaMemGetLocationInfo: ceil(size / summaryGranularity)",
+            )
+        elif location_out >> 64 or 0 < location_out < 65536:
+            raise _c.address_error(
+                location_out, "cudaMemGetLocationInfo", "location_out", "cudaMemLocation"
+            )
         try:
             err = _cudaMemGetLocationInfo(
                 devPtr, size, summaryGranularity, samplingGranularity, location_out
@@ -15392,7 +15403,6 @@ if _VERSION >= 13040:
             ) from None
         if err:
             raise _error(err, _lib)
-        return location_out
 
 
     def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int) -> cudaMemPool_t:

@@ -646,6 +646,7 @@ if _VERSION == 13030:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogicalEndpointFabricHandle,
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
@@ -805,6 +806,7 @@ if _VERSION == 13040:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogicalEndpointFabricHandle,
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
@@ -965,6 +967,7 @@ if _VERSION == 13050:
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
+        CUlogicalEndpointFabricHandle,
         CUlogicalEndpointId,
         CUlogicalEndpointIpcHandleType_enum,
         CUlogicalEndpointProp,
@@ -2938,7 +2941,7 @@ _c.bind_on_first_call(
         **(
             {
                 "cuDeviceGetCliqueCount": (c_uint, (POINTER(c_size_t), CUdevice), (0,)),
-                "cuDeviceGetCliqueInfo": (c_uint, (POINTER(CUcliqueInfo), POINTER(c_size_t), CUdevice)),
+                "cuDeviceGetCliqueInfo": (c_uint, (c_void_p, POINTER(c_size_t), CUdevice)),
             }
             if _VERSION >= 13040
             else {}
@@ -3500,10 +3503,7 @@ _c.bind_on_first_call(
         "cuMemGetInfo_v2": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
         **(
             {
-                "cuMemGetLocationInfo": (
-                    c_uint,
-                    (CUdeviceptr, c_size_t, c_size_t, c_size_t, POINTER(CUmemLocation)),
-                ),
+                "cuMemGetLocationInfo": (c_uint, (CUdeviceptr, c_size_t, c_size_t, c_size_t, c_void_p)),
             }
             if _VERSION >= 13040
             else {}
@@ -5385,6 +5385,7 @@ if _VERSION <= 13030:
 if _VERSION >= 13040:
     _CUlimit_enum_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
 if _VERSION >= 13030:
+    _CUlogicalEndpointIpcHandleType_enum_handles = {1: CUlogicalEndpointFabricHandle}
     _CUlogicalEndpointIpcHandleType_enum_members = frozenset((0, 1))
 _CUmem_advise_enum_members = frozenset((1, 2, 3, 4, 5, 6))
 _CUmem_range_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
@@ -8303,12 +8304,13 @@ if _VERSION >= 13040:
         return count
 
 
-    def cuDeviceGetCliqueInfo(dev: int) -> tuple[CUcliqueInfo, int]:
-        """cuDeviceGetCliqueInfo(dev: int) -> tuple[CUcliqueInfo, int]
+    def cuDeviceGetCliqueInfo(count: int, dev: int) -> tuple[list[CUcliqueInfo], int]:
+        """cuDeviceGetCliqueInfo(count: int, dev: int) -> tuple[list[CUcliqueInfo], int]
 
     Retrieves fabric clique information.
 
     Parameters:
+        count: Input: Size of the cliqueInfo array.
         dev: Device for which the clique information is requested.
 
     Returns:
@@ -8319,19 +8321,21 @@ if _VERSION >= 13040:
 
     C: CUresult cuDeviceGetCliqueInfo(CUcliqueInfo *cliqueInfo, size_t *count, CUdevice dev)
     """
+        if count.__class__ is not int or count >> 64:
+            count = _c.integer(count, _range_size_t, "cuDeviceGetCliqueInfo", "count")
         if dev.__class__ is not int or not -2147483648 <= dev <= 2147483647:
             dev = _c.integer(dev, _range_CUdevice_int, "cuDeviceGetCliqueInfo", "dev")
-        cliqueInfo = CUcliqueInfo()
-        count = c_size_t()
+        cliqueInfo = (CUcliqueInfo * count)() if count else None
+        count_ = c_size_t(count)
         try:
-            err = _cuDeviceGetCliqueInfo(cliqueInfo, count, dev)
+            err = _cuDeviceGetCliqueInfo(cliqueInfo, count_, dev)
         except _ArgumentError as exc:
             raise _c.argument_error(
                 exc, "cuDeviceGetCliqueInfo", ("cliqueInfo", "count", "dev")
             ) from None
         if err:
             raise _error(err, _lib)
-        return cliqueInfo, count.value
+        return cliqueInfo[: count_.value] if cliqueInfo is not None else [], count_.value
 
 
 def cuDeviceGetCount() -> int:
@@ -17597,16 +17601,18 @@ if _VERSION >= 13030:
 
 
     def cuLogicalEndpointExport(
-        handle: _PointerLike, leId: int, handleType: CUlogicalEndpointIpcHandleType_enum | int
-    ) -> None:
-        """cuLogicalEndpointExport(handle: _PointerLike, leId: int, handleType: CUlogicalEndpointIpcHandleType_enum | int) -> None
+        leId: int, handleType: CUlogicalEndpointIpcHandleType_enum | int
+    ) -> int | CUlogicalEndpointFabricHandle:
+        """cuLogicalEndpointExport(leId: int, handleType: CUlogicalEndpointIpcHandleType_enum | int) -> int | CUlogicalEndpointFabricHandle
 
     Exports a logical endpoint associated with leId to an IPC handle.
 
     Parameters:
-        handle: Pointer to the location in which to store the requested handle type.
         leId: Logical endpoint id of logical endpoint.
         handleType: Type of shareable handle requested.
+
+    Returns:
+        handle: Pointer to the location in which to store the requested handle type. (by handleType: CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC: CUlogicalEndpointFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -17626,18 +17632,18 @@ if _VERSION >= 13030:
                 "cuLogicalEndpointExport",
                 "handleType",
             )
-        if handle.__class__ is not int:
-            handle = _c.pointer(handle, "handle", True)
-        elif handle >> 64:
-            raise _c.address_error(handle, "cuLogicalEndpointExport", "handle")
+        handle = _c.shareable_handle_storage(
+            handleType, _CUlogicalEndpointIpcHandleType_enum_handles, "cuLogicalEndpointExport"
+        )
         try:
-            err = _cuLogicalEndpointExport(handle, leId, handleType)
+            err = _cuLogicalEndpointExport(_c.byref(handle), leId, handleType)
         except _ArgumentError as exc:
             raise _c.argument_error(
                 exc, "cuLogicalEndpointExport", ("handle", "leId", "handleType")
             ) from None
         if err:
             raise _error(err, _lib)
+        return _c.shareable_handle(handle)
 
 
     def cuLogicalEndpointGetLimits(prop: _PointerLike) -> tuple[int, int]:
@@ -19432,9 +19438,13 @@ if _VERSION >= 13040:
 
 
     def cuMemGetLocationInfo(
-        ptr: int | _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int
-    ) -> CUmemLocation:
-        """cuMemGetLocationInfo(ptr: int | _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int) -> CUmemLocation
+        ptr: int | _PointerLike,
+        size: int,
+        summaryGranularity: int,
+        samplingGranularity: int,
+        location_out: _PointerLike,
+    ) -> None:
+        """cuMemGetLocationInfo(ptr: int | _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int, location_out: _PointerLike) -> None
 
     Gets residency information for a memory address range.
 
@@ -19443,8 +19453,6 @@ if _VERSION >= 13040:
         size: Size in bytes of the memory range to query
         summaryGranularity: Granularity in bytes at which to summarize location information
         samplingGranularity: Granularity in bytes at which to sample memory within each summary region
-
-    Returns:
         location_out: Array to store location information, one entry per summary region
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED.
@@ -19465,7 +19473,19 @@ if _VERSION >= 13040:
             samplingGranularity = _c.integer(
                 samplingGranularity, _range_size_t, "cuMemGetLocationInfo", "samplingGranularity"
             )
-        location_out = CUmemLocation()
+        if location_out.__class__ is not int:
+            location_out = _c.ref(
+                location_out,
+                CUmemLocation,
+                "location_out",
+                True,
+                _c.regions(size, summaryGranularity),
+                "cuMemGetLocationInfo: ceil(size / summaryGranularity)",
+            )
+        elif location_out >> 64 or 0 < location_out < 65536:
+            raise _c.address_error(
+                location_out, "cuMemGetLocationInfo", "location_out", "CUmemLocation"
+            )
         try:
             err = _cuMemGetLocationInfo(
                 ptr, size, summaryGranularity, samplingGranularity, location_out
@@ -19478,7 +19498,6 @@ if _VERSION >= 13040:
             ) from None
         if err:
             raise _error(err, _lib)
-        return location_out
 
 
     def cuMemGetMemPool(location: _PointerLike, type: CUmemAllocationType_enum | int) -> CUmemoryPool:

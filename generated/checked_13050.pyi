@@ -1602,10 +1602,7 @@ _c.bind_on_first_call(
         "cudaMemDiscardBatchAsync": (c_uint, (c_void_p, c_void_p, c_size_t, c_ulonglong, c_void_p)),
         "cudaMemGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_void_p, c_uint)),
         "cudaMemGetInfo": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
-        "cudaMemGetLocationInfo": (
-            c_uint,
-            (c_void_p, c_size_t, c_size_t, c_size_t, POINTER(cudaMemLocation)),
-        ),
+        "cudaMemGetLocationInfo": (c_uint, (c_void_p, c_size_t, c_size_t, c_size_t, c_void_p)),
         "cudaMemGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_void_p, c_uint)),
         "cudaMemPoolCreate": (c_uint, (POINTER(cudaMemPool_t), c_void_p)),
         "cudaMemPoolDestroy": (c_uint, (c_void_p,)),
@@ -12491,9 +12488,13 @@ def cudaMemGetInfo() -> tuple[int, int]:
 
 
 def cudaMemGetLocationInfo(
-    devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int
-) -> cudaMemLocation:
-    """cudaMemGetLocationInfo(devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int) -> cudaMemLocation
+    devPtr: _PointerLike,
+    size: int,
+    summaryGranularity: int,
+    samplingGranularity: int,
+    location_out: _PointerLike,
+) -> None:
+    """cudaMemGetLocationInfo(devPtr: _PointerLike, size: int, summaryGranularity: int, samplingGranularity: int, location_out: _PointerLike) -> None
 
     Gets location information for a memory address range.
 
@@ -12502,8 +12503,6 @@ def cudaMemGetLocationInfo(
         size: Size in bytes of the memory range to query
         summaryGranularity: Granularity in bytes at which to summarize location information
         samplingGranularity: Granularity in bytes at which to sample memory within each summary region
-
-    Returns:
         location_out: Array to store location information, one entry per summary region
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -12524,7 +12523,19 @@ def cudaMemGetLocationInfo(
         devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
-    location_out = cudaMemLocation()
+    if location_out.__class__ is not int:
+        location_out = _c.ref(
+            location_out,
+            cudaMemLocation,
+            "location_out",
+            True,
+            _c.regions(size, summaryGranularity),
+            "cudaMemGetLocationInfo: ceil(size / summaryGranularity)",
+        )
+    elif location_out >> 64 or 0 < location_out < 65536:
+        raise _c.address_error(
+            location_out, "cudaMemGetLocationInfo", "location_out", "cudaMemLocation"
+        )
     try:
         err = _cudaMemGetLocationInfo(
             devPtr, size, summaryGranularity, samplingGranularity, location_out
@@ -12537,7 +12548,6 @@ def cudaMemGetLocationInfo(
         ) from None
     if err:
         raise _error(err, _lib)
-    return location_out
 
 
 def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int) -> cudaMemPool_t:

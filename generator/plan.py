@@ -48,6 +48,9 @@ class Measure(StrEnum):
     # called with the function's other inputs, returns (nvrtcGetPTX's nvrtcGetPTXSize).
     # The buffer may be omitted: the checked function then returns what C wrote.
     QUERIED = "queried"
+    # measure_of = (size, granularity): one element per granularity of size, rounded up
+    # (cuMemGetLocationInfo's location_out: "ceil(size/summaryGranularity)" records).
+    REGIONS = "regions"
 
 
 class ParamKind(StrEnum):

@@ -66,6 +66,10 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuMemPoolExportToShareableHandle", "handle_out"): (Role.OUT, '"Returned OS handle"'),
     ("cuMemExportToShareableHandle", "shareableHandle"): (Role.OUT, '"the requested handle"'),
     ("cuMemGetHandleForAddressRange", "handle"): (Role.OUT, '"the returned handle"'),
+    ("cuLogicalEndpointExport", "handle"): (
+        Role.OUT,
+        '"the location in which to store the handle"',
+    ),
     # Swaps: the caller's value goes in, the previous one comes back.
     ("cudaThreadExchangeStreamCaptureMode", "mode"): (Role.INOUT, "swaps the mode"),
     # Inputs that a description sentence wrongly reads as returned.
@@ -85,6 +89,9 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaMemGetDefaultMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
+    # "The user is expected to allocate the location_out array": C fills the caller's
+    # array of ceil(size/summaryGranularity) records (sizes.REVIEWED checks it holds them).
+    ("cudaMemGetLocationInfo", "location_out"): (Role.IN, "an array the caller allocates"),
     ("cudaMemSetMemPool", "location"): (Role.IN, "the location configured"),
     ("cudaMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
     ("cudaDevResourceGenerateDesc", "resources"): (Role.IN, "the resources the caller gives"),
@@ -122,6 +129,7 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cuMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
     ("cuMemGetMemPool", "location"): (Role.IN, "the location queried"),
+    ("cuMemGetLocationInfo", "location_out"): (Role.IN, "an array the caller allocates"),
     ("cuMemSetMemPool", "location"): (Role.IN, "the location configured"),
     ("cuMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
     ("cuMemcpy3DBatchAsync_v2", "opList"): (Role.IN, "the operations to perform"),
@@ -137,6 +145,11 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuDevSmResourceSplitByCount", "nbGroups"): (Role.INOUT, "the groups asked for, then made"),
     ("cuDevSmResourceSplitByCount", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
     ("cuDevSmResourceSplitByCount", "remaining"): (Role.OUT, "12.x's name of remainder"),
+    # "Input: Size of the cliqueInfo array. Output: Number of entries updated" (COUNTED_ARRAYS).
+    ("cuDeviceGetCliqueInfo", "count"): (
+        Role.INOUT,
+        "the array's size in, the entries written out",
+    ),
     ("cuTexObjectGetResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
     ("cuTexObjectGetTextureDesc", "pTexDesc"): (Role.OUT, '"Texture descriptor"'),
     ("cuTexObjectGetResourceViewDesc", "pResViewDesc"): (Role.OUT, '"Resource view descriptor"'),
@@ -171,6 +184,10 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
     ("cuDevSmResourceSplitByCount", "result"): (
         "nbGroups",
         '"Output array of CUdevResource resources. Can be NULL to query the number of groups"',
+    ),
+    ("cuDeviceGetCliqueInfo", "cliqueInfo"): (
+        "count",
+        '"User must specify the size of the cliqueInfo array in count"',
     ),
 }
 
@@ -216,10 +233,20 @@ SHAREABLE_HANDLES: dict[tuple[str, str], tuple[str, str]] = {
         "handleType",
         '"Type of handle requested (defines type and size of the handle output parameter)"',
     ),
+    ("cuLogicalEndpointExport", "handle"): (
+        "handleType",
+        '"Type of shareable handle requested. Defines type and size of the handle output '
+        'parameter"; the enumerator names CUlogicalEndpointFabricHandle',
+    ),
 }
 # The handle type enums SHAREABLE_HANDLES' inputs are of.
 _HANDLE_TYPE_ENUMS = frozenset(
-    {"cudaMemAllocationHandleType", "CUmemAllocationHandleType_enum", "CUmemRangeHandleType_enum"}
+    {
+        "cudaMemAllocationHandleType",
+        "CUmemAllocationHandleType_enum",
+        "CUmemRangeHandleType_enum",
+        "CUlogicalEndpointIpcHandleType_enum",
+    }
 )
 # Handle types whose enumerator's doc names no C type: (enumerator -> C type, why).
 _UNDOCUMENTED_HANDLE_TYPES: dict[str, tuple[str, str]] = {
@@ -227,6 +254,11 @@ _UNDOCUMENTED_HANDLE_TYPES: dict[str, tuple[str, str]] = {
         "int",
         'cuMemGetHandleForAddressRange: "The handle will be interpreted as a pointer to an '
         'integer to store the dma_buf file descriptor"',
+    ),
+    "CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC": (
+        "CUlogicalEndpointFabricHandle",
+        "undocumented in 13.3-13.4; 13.5's doc: \"Allows export to a fabric handle "
+        '(CUlogicalEndpointFabricHandle)"',
     ),
 }
 

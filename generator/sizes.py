@@ -7,7 +7,7 @@ checked layer knows its size and refuses a request larger than it (ValueError) b
 the call; a bare int is the caller's promise, as in C (cudart/_convert.py: `pointer`,
 `ref`).
 
-One table, decided here and applied to the plans (`apply`), in four measures
+One table, decided here and applied to the plans (`apply`), in these measures
 (plan.Measure):
 
 * BYTES: a `void *` sized by a scalar whose \\param text says "Size ... bytes"
@@ -26,6 +26,9 @@ One table, decided here and applied to the plans (`apply`), in four measures
   holds (nvrtcGetPTX with nvrtcGetPTXSize): derived from the names (`queried_partner`).
   C writes that much whatever the buffer is, so the checked function calls the
   partner and refuses a smaller buffer; given no buffer, it returns what C wrote.
+
+* REGIONS: an array of one element per region of a range, ceil(size / granularity)
+  (cuMemGetLocationInfo's location_out): reviewed, from the description.
 
 REVIEWED adds what the docs do not state (symbols: count + offset; the range
 functions), each with its reason. The pairs that look like a (pointer, size) pair but
@@ -57,6 +60,14 @@ _SYMBOL_REASON = "the copy touches symbol's bytes [offset, offset + count)"
 # (function as declared, parameter) -> (measure, the inputs it reads, why). What the
 # docs do not state, or state ambiguously; it replaces a derived relation.
 REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
+    **{
+        (f, "location_out"): (
+            Measure.REGIONS,
+            ("size", "summaryGranularity"),
+            '"The total number of locations returned will be ceil(size/summaryGranularity)"',
+        )
+        for f in ("cudaMemGetLocationInfo", "cuMemGetLocationInfo")
+    },
     **{
         (f, "symbol"): (_B, ("count", "offset"), _SYMBOL_REASON)
         for f in (

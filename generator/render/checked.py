@@ -500,6 +500,7 @@ _REF_MEASURES: dict[Measure, str] = {
     Measure.BYTES: ', None, "{function}: {what}", {sum}',
     Measure.ELEMENTS: ', {of}, "{function}: {what}"',
     Measure.RECORD: ', 1, "{function}: the record"',
+    Measure.REGIONS: ', _c.regions({of}), "{function}: ceil({size} / {granularity})"',
 }
 
 
@@ -913,6 +914,8 @@ class _Function:
             "sum": of[0] if len(of) == 1 else f"_c.span({', '.join(of)})",
             "item": "_c.POINTER_SIZE",
         }
+        if p.measure is Measure.REGIONS:
+            names.update(zip(("size", "granularity"), of, strict=True))
         if p.kind is ParamKind.REF:
             if p.measure not in _REF_MEASURES:
                 raise RenderError(f"{self.plan.name}.{p.name}: no {p.measure} check for a ref")

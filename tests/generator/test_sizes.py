@@ -47,6 +47,7 @@ def family_plans(manifest):
 
 # The reviewed entries as reviewed: changing the table must change this test too.
 REVIEWED_KEYS = {
+    ("cudaMemGetLocationInfo", "location_out"),
     ("cudaMemRangeGetAttribute", "devPtr"),
     ("cudaMemRangeGetAttributes", "devPtr"),
     ("cudaMemRangeGetAttributes", "dataSizes"),
@@ -64,6 +65,7 @@ REVIEWED_KEYS = {
 DRIVER_REVIEWED_KEYS = (
     {
         ("cuLogsDumpToMemory", "buffer"),
+        ("cuMemGetLocationInfo", "location_out"),
         ("cuMemRangeGetAttributes", "dataSizes"),
         ("cuLinkAddData_v2", "data"),
         ("cuModuleLoadDataEx", "optionValues"),

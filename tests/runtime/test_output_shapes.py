@@ -312,3 +312,75 @@ def test_the_new_shapes_reach_the_real_library(header_sets):
     for key, found in results.items():
         for name, outcome in found.items():
             assert outcome != "returned" and outcome[1], (key, name, outcome)
+
+
+# ------------------------------------- outputs the output judge found planned wrong (#33)
+
+DRIVER_13 = [v for v in (13030, 13040, 13050) if v in cudart._versions.VIEWS["driver_checked"]]
+
+
+def driver_modules(version: int):
+    return (
+        importlib.import_module(f"cudart.driver_checked_{version}"),
+        importlib.import_module(f"cudart.driver_{version}"),
+    )
+
+
+@pytest.mark.parametrize("version", DRIVER_13)
+def test_logical_endpoint_export_returns_the_fabric_handle(version, monkeypatch):
+    # "\param[out] handle": C stores the handle handleType names; the caller passes none.
+    checked, raw = driver_modules(version)
+    fn = checked.cuLogicalEndpointExport
+    assert list(inspect.signature(fn).parameters) == ["leId", "handleType"]
+    size = ctypes.sizeof(raw.CUlogicalEndpointFabricHandle)
+    data = bytes(range(size))
+    writer = replace_c(monkeypatch, checked, "cuLogicalEndpointExport", data)
+    got = fn(7, raw.CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC)
+    assert isinstance(got, raw.CUlogicalEndpointFabricHandle) and bytes(got) == data
+    assert writer.written_size == size and writer.calls[0][1:] == (7, 1)
+    writer = replace_c(monkeypatch, checked, "cuLogicalEndpointExport")
+    with pytest.raises(ValueError, match="handleType"):
+        fn(7, raw.CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE)  # exports nothing
+    assert writer.calls == []
+
+
+@pytest.mark.parametrize("version", [v for v in DRIVER_13 if v >= 13040])
+def test_clique_info_fills_the_array_the_count_sizes(version, monkeypatch):
+    # "User must specify the size of the cliqueInfo array in count. The same parameter
+    # count will return the actual number of entries updated."
+    checked, raw = driver_modules(version)
+    item = ctypes.sizeof(raw.CUcliqueInfo)
+    seen = []
+
+    def c(array, count, dev):
+        n = count.value  # the stand-in gets the c_size_t itself
+        seen.append((n, dev))
+        ctypes.memset(array, 0xAB, 2 * item)
+        count.value = 2
+        return 0
+
+    stand_in_for_c(monkeypatch, checked, "cuDeviceGetCliqueInfo", c)
+    infos, written = checked.cuDeviceGetCliqueInfo(5, 0)
+    assert seen == [(5, 0)] and written == 2 and len(infos) == 2
+    assert all(bytes(i) == b"\xab" * item for i in infos)
+    with pytest.raises((ValueError, OverflowError)):
+        checked.cuDeviceGetCliqueInfo(-1, 0)
+
+
+@pytest.mark.parametrize("version", [v for v in DRIVER_13 if v >= 13040])
+def test_location_info_takes_an_array_of_one_record_per_region(version, monkeypatch):
+    # "The total number of locations returned will be ceil(size/summaryGranularity). The
+    # user is expected to allocate the location_out array": a smaller array is refused.
+    checked, raw = driver_modules(version)
+    calls = []
+    stand_in_for_c(monkeypatch, checked, "cuMemGetLocationInfo", lambda *a: calls.append(a) or 0)
+    fn = checked.cuMemGetLocationInfo
+    assert list(inspect.signature(fn).parameters)[-1] == "location_out"
+    regions = (raw.CUmemLocation * 3)()
+    fn(0x10000, 5 << 20, 2 << 20, 0, regions)  # ceil(5 / 2) = 3 regions
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="summaryGranularity"):
+        fn(0x10000, 5 << 20, 2 << 20, 0, (raw.CUmemLocation * 2)())
+    with pytest.raises(ValueError, match="summaryGranularity"):
+        fn(0x10000, 5 << 20, 2 << 20, 0, raw.CUmemLocation())
+    assert len(calls) == 1
