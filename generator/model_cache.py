@@ -58,6 +58,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
+from importlib.util import resolve_name
 from pathlib import Path
 from typing import Any
 
@@ -458,27 +459,20 @@ def parser_files(package: Path) -> list[Path]:
             continue
         seen.add(path)
         for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
-            if isinstance(node, ast.ImportFrom):
-                if node.level == 0 and (node.module or "").split(".")[0] != package.name:
-                    continue
-                base = (node.module or "").split(".")
-                if node.level == 0:
-                    base = base[1:]
-                names = [base] if base != [""] else []
-                names += [
-                    [*base, alias.name] if base != [""] else [alias.name] for alias in node.names
-                ]
-            elif isinstance(node, ast.Import):
-                names = [
-                    a.name.split(".")[1:]
-                    for a in node.names
-                    if a.name.split(".")[0] == package.name
-                ]
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = resolve_name("." * node.level + base, package.name)
+                # `from .x import y`: y is x's name or its submodule.
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
             else:
                 continue
-            for parts in names:
-                parts = [p for p in parts if p]
-                if parts:
+            for name in names:
+                head, _, rest = name.partition(".")
+                if head == package.name and rest:
+                    parts = rest.split(".")
                     todo += [
                         package.joinpath(*parts).with_suffix(".py"),
                         package.joinpath(*parts, "__init__.py"),

@@ -32,10 +32,13 @@ def version(request):
     return request.param
 
 
-def modules(version: int):
-    checked = importlib.import_module(f"cudart.checked_{version}")
-    raw = importlib.import_module(f"cudart.sys_{version}")
-    return checked, raw
+def modules(version: int, raw: str = "sys"):
+    """(checked, raw) views of a version: the runtime's, or raw="driver"'s."""
+    checked = "checked" if raw == "sys" else f"{raw}_checked"
+    return (
+        importlib.import_module(f"cudart.{checked}_{version}"),
+        importlib.import_module(f"cudart.{raw}_{version}"),
+    )
 
 
 class Writer:
@@ -319,17 +322,10 @@ def test_the_new_shapes_reach_the_real_library(header_sets):
 DRIVER_13 = [v for v in (13030, 13040, 13050) if v in cudart._versions.VIEWS["driver_checked"]]
 
 
-def driver_modules(version: int):
-    return (
-        importlib.import_module(f"cudart.driver_checked_{version}"),
-        importlib.import_module(f"cudart.driver_{version}"),
-    )
-
-
 @pytest.mark.parametrize("version", DRIVER_13)
 def test_logical_endpoint_export_returns_the_fabric_handle(version, monkeypatch):
     # "\param[out] handle": C stores the handle handleType names; the caller passes none.
-    checked, raw = driver_modules(version)
+    checked, raw = modules(version, "driver")
     fn = checked.cuLogicalEndpointExport
     assert list(inspect.signature(fn).parameters) == ["leId", "handleType"]
     size = ctypes.sizeof(raw.CUlogicalEndpointFabricHandle)
@@ -348,7 +344,7 @@ def test_logical_endpoint_export_returns_the_fabric_handle(version, monkeypatch)
 def test_clique_info_fills_the_array_the_count_sizes(version, monkeypatch):
     # "User must specify the size of the cliqueInfo array in count. The same parameter
     # count will return the actual number of entries updated."
-    checked, raw = driver_modules(version)
+    checked, raw = modules(version, "driver")
     item = ctypes.sizeof(raw.CUcliqueInfo)
     seen = []
 
@@ -371,7 +367,7 @@ def test_clique_info_fills_the_array_the_count_sizes(version, monkeypatch):
 def test_location_info_takes_an_array_of_one_record_per_region(version, monkeypatch):
     # "The total number of locations returned will be ceil(size/summaryGranularity). The
     # user is expected to allocate the location_out array": a smaller array is refused.
-    checked, raw = driver_modules(version)
+    checked, raw = modules(version, "driver")
     calls = []
     stand_in_for_c(monkeypatch, checked, "cuMemGetLocationInfo", lambda *a: calls.append(a) or 0)
     fn = checked.cuMemGetLocationInfo
