@@ -37,6 +37,7 @@ from ._convert import (  # size relations: generator/sizes.py
     driver_function,
     elements,
     enum_argument,
+    filled_ref,
     function_pointer,
     handle,
     image,
@@ -61,6 +62,7 @@ from .errors import CudaError, StatusError
 __all__ = [
     "address_error",
     "enum_argument",
+    "filled_ref",
     "integer",
     "device_pointer",
     "ArgumentError",

@@ -388,6 +388,19 @@ def ref(
     return pointer(value, name, writable, size, what)
 
 
+def filled_ref(value: Any, ctype: Any, name: str, *sized: Any) -> Any:
+    """A `T *` C writes results into for the caller (generator/resolve.FILLED_INPUTS): as
+    ref(), writable, but a list or tuple is refused, since C would fill a copy of it."""
+    if isinstance(value, (list, tuple)):
+        kind = getattr(ctype, "__name__", ctype)
+        raise TypeError(
+            f"'{name}' is filled by the function: a {type(value).__name__} would be copied "
+            f"and what C writes lost; pass a ctypes {kind} (or an array of them, "
+            f"({kind} * n)()) or a writable buffer"
+        )
+    return ref(value, ctype, name, True, *sized)
+
+
 def _handle_element(value: Any, ctype: Any) -> Any:
     """A converted handle as an element of a ctypes array of `ctype`, which takes only
     ints, None and `ctype` itself: a plain c_void_p, or the same kind from another

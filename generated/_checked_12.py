@@ -9422,11 +9422,10 @@ def cudaGraphAddMemAllocNode(
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
+        nodeParams = _c.filled_ref(
             nodeParams,
             cudaMemAllocNodeParams,
             "nodeParams",
-            True,
             1,
             "cudaGraphAddMemAllocNode: the record",
         )
@@ -9990,8 +9989,8 @@ if _VERSION >= 12020:
         elif pDependencies >> 64:
             raise _c.address_error(pDependencies, "cudaGraphAddNode", "pDependencies")
         if nodeParams.__class__ is not int:
-            nodeParams = _c.ref(
-                nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
+            nodeParams = _c.filled_ref(
+                nodeParams, cudaGraphNodeParams, "nodeParams", 1, "cudaGraphAddNode: the record"
             )
         elif nodeParams >> 64 or 0 < nodeParams < 65536:
             raise _c.address_error(nodeParams, "cudaGraphAddNode", "nodeParams", "cudaGraphNodeParams")
@@ -10069,13 +10068,8 @@ if _VERSION >= 12030:
                 dependencyData, "cudaGraphAddNode_v2", "dependencyData", "cudaGraphEdgeData"
             )
         if nodeParams.__class__ is not int:
-            nodeParams = _c.ref(
-                nodeParams,
-                cudaGraphNodeParams,
-                "nodeParams",
-                True,
-                1,
-                "cudaGraphAddNode_v2: the record",
+            nodeParams = _c.filled_ref(
+                nodeParams, cudaGraphNodeParams, "nodeParams", 1, "cudaGraphAddNode_v2: the record"
             )
         elif nodeParams >> 64 or 0 < nodeParams < 65536:
             raise _c.address_error(
@@ -11610,11 +11604,10 @@ def cudaGraphInstantiateWithParams(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
-        instantiateParams = _c.ref(
+        instantiateParams = _c.filled_ref(
             instantiateParams,
             cudaGraphInstantiateParams,
             "instantiateParams",
-            True,
             1,
             "cudaGraphInstantiateWithParams: the record",
         )

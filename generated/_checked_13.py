@@ -5103,11 +5103,10 @@ if _VERSION >= 13010:
         elif input >> 64 or 0 < input < 65536:
             raise _c.address_error(input, "cudaDevSmResourceSplit", "input", "cudaDevResource")
         if groupParams.__class__ is not int:
-            groupParams = _c.ref(
+            groupParams = _c.filled_ref(
                 groupParams,
                 cudaDevSmResourceGroupParams,
                 "groupParams",
-                True,
                 1,
                 "cudaDevSmResourceSplit: the record",
             )
@@ -9065,11 +9064,10 @@ def cudaGraphAddMemAllocNode(
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
+        nodeParams = _c.filled_ref(
             nodeParams,
             cudaMemAllocNodeParams,
             "nodeParams",
-            True,
             1,
             "cudaGraphAddMemAllocNode: the record",
         )
@@ -9647,8 +9645,8 @@ def cudaGraphAddNode(
             dependencyData, "cudaGraphAddNode", "dependencyData", "cudaGraphEdgeData"
         )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
+        nodeParams = _c.filled_ref(
+            nodeParams, cudaGraphNodeParams, "nodeParams", 1, "cudaGraphAddNode: the record"
         )
     elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(nodeParams, "cudaGraphAddNode", "nodeParams", "cudaGraphNodeParams")
@@ -11334,11 +11332,10 @@ def cudaGraphInstantiateWithParams(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
-        instantiateParams = _c.ref(
+        instantiateParams = _c.filled_ref(
             instantiateParams,
             cudaGraphInstantiateParams,
             "instantiateParams",
-            True,
             1,
             "cudaGraphInstantiateWithParams: the record",
         )
@@ -14516,7 +14513,7 @@ def cudaLogsDumpToMemory(
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToMemory", "flags")
     if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
+        buffer = _c.filled_ref(buffer, c_char, "buffer", None, "cudaLogsDumpToMemory: size", size)
     elif buffer >> 64:
         raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     iterator_ = cudaLogIterator(iterator)
@@ -15379,11 +15376,10 @@ if _VERSION >= 13040:
         elif devPtr >> 64:
             raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
         if location_out.__class__ is not int:
-            location_out = _c.ref(
+            location_out = _c.filled_ref(
                 location_out,
                 cudaMemLocation,
                 "location_out",
-                True,
                 _c.regions(size, summaryGranularity),
                 "cudaMemGetLocationInfo: ceil(size / summaryGranularity)",
             )

@@ -11298,11 +11298,10 @@ def cuGraphAddMemAllocNode(
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuGraphAddMemAllocNode", "dependencies")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
+        nodeParams = _c.filled_ref(
             nodeParams,
             CUDA_MEM_ALLOC_NODE_PARAMS,
             "nodeParams",
-            True,
             1,
             "cuGraphAddMemAllocNode: the record",
         )
@@ -11577,8 +11576,8 @@ if _VERSION >= 12020:
         elif dependencies >> 64:
             raise _c.address_error(dependencies, "cuGraphAddNode", "dependencies")
         if nodeParams.__class__ is not int:
-            nodeParams = _c.ref(
-                nodeParams, CUgraphNodeParams, "nodeParams", True, 1, "cuGraphAddNode: the record"
+            nodeParams = _c.filled_ref(
+                nodeParams, CUgraphNodeParams, "nodeParams", 1, "cuGraphAddNode: the record"
             )
         elif nodeParams >> 64 or 0 < nodeParams < 65536:
             raise _c.address_error(nodeParams, "cuGraphAddNode", "nodeParams", "CUgraphNodeParams")
@@ -11656,8 +11655,8 @@ if _VERSION >= 12030:
                 dependencyData, "cuGraphAddNode_v2", "dependencyData", "CUgraphEdgeData"
             )
         if nodeParams.__class__ is not int:
-            nodeParams = _c.ref(
-                nodeParams, CUgraphNodeParams, "nodeParams", True, 1, "cuGraphAddNode_v2: the record"
+            nodeParams = _c.filled_ref(
+                nodeParams, CUgraphNodeParams, "nodeParams", 1, "cuGraphAddNode_v2: the record"
             )
         elif nodeParams >> 64 or 0 < nodeParams < 65536:
             raise _c.address_error(nodeParams, "cuGraphAddNode_v2", "nodeParams", "CUgraphNodeParams")
@@ -13179,11 +13178,10 @@ def cuGraphInstantiateWithParams(
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
     if instantiateParams.__class__ is not int:
-        instantiateParams = _c.ref(
+        instantiateParams = _c.filled_ref(
             instantiateParams,
             CUDA_GRAPH_INSTANTIATE_PARAMS,
             "instantiateParams",
-            True,
             1,
             "cuGraphInstantiateWithParams: the record",
         )
@@ -17622,7 +17620,7 @@ if _VERSION == 12090:
         if flags.__class__ is not int or flags >> 32:
             flags = _c.integer(flags, _range_unsigned_int, "cuLogsDumpToMemory", "flags")
         if buffer.__class__ is not int:
-            buffer = _c.ref(buffer, c_char, "buffer", True, None, "cuLogsDumpToMemory: size", size)
+            buffer = _c.filled_ref(buffer, c_char, "buffer", None, "cuLogsDumpToMemory: size", size)
         elif buffer >> 64:
             raise _c.address_error(buffer, "cuLogsDumpToMemory", "buffer")
         iterator_ = CUlogIterator(iterator)
@@ -27681,8 +27679,8 @@ def cuTensorMapReplaceAddress(tensorMap: _PointerLike, globalAddress: _PointerLi
     C: CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
     """
     if tensorMap.__class__ is not int:
-        tensorMap = _c.ref(
-            tensorMap, CUtensorMap, "tensorMap", True, 1, "cuTensorMapReplaceAddress: the record"
+        tensorMap = _c.filled_ref(
+            tensorMap, CUtensorMap, "tensorMap", 1, "cuTensorMapReplaceAddress: the record"
         )
     elif tensorMap >> 64 or 0 < tensorMap < 65536:
         raise _c.address_error(tensorMap, "cuTensorMapReplaceAddress", "tensorMap", "CUtensorMap")

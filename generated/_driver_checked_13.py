@@ -8024,11 +8024,10 @@ if _VERSION >= 13010:
         elif input >> 64 or 0 < input < 65536:
             raise _c.address_error(input, "cuDevSmResourceSplit", "input", "CUdevResource")
         if groupParams.__class__ is not int:
-            groupParams = _c.ref(
+            groupParams = _c.filled_ref(
                 groupParams,
                 CU_DEV_SM_RESOURCE_GROUP_PARAMS,
                 "groupParams",
-                True,
                 1,
                 "cuDevSmResourceSplit: the record",
             )
@@ -11413,11 +11412,10 @@ def cuGraphAddMemAllocNode(
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuGraphAddMemAllocNode", "dependencies")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
+        nodeParams = _c.filled_ref(
             nodeParams,
             CUDA_MEM_ALLOC_NODE_PARAMS,
             "nodeParams",
-            True,
             1,
             "cuGraphAddMemAllocNode: the record",
         )
@@ -11706,8 +11704,8 @@ def cuGraphAddNode(
             dependencyData, "cuGraphAddNode", "dependencyData", "CUgraphEdgeData"
         )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams, CUgraphNodeParams, "nodeParams", True, 1, "cuGraphAddNode: the record"
+        nodeParams = _c.filled_ref(
+            nodeParams, CUgraphNodeParams, "nodeParams", 1, "cuGraphAddNode: the record"
         )
     elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(nodeParams, "cuGraphAddNode", "nodeParams", "CUgraphNodeParams")
@@ -11793,8 +11791,8 @@ def cuGraphAddNode_v2(
             dependencyData, "cuGraphAddNode_v2", "dependencyData", "CUgraphEdgeData"
         )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams, CUgraphNodeParams, "nodeParams", True, 1, "cuGraphAddNode_v2: the record"
+        nodeParams = _c.filled_ref(
+            nodeParams, CUgraphNodeParams, "nodeParams", 1, "cuGraphAddNode_v2: the record"
         )
     elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(nodeParams, "cuGraphAddNode_v2", "nodeParams", "CUgraphNodeParams")
@@ -11881,8 +11879,8 @@ if _VERSION >= 13040:
                 dependencyData, "cuGraphAddNode_v3", "dependencyData", "CUgraphEdgeData"
             )
         if nodeParams.__class__ is not int:
-            nodeParams = _c.ref(
-                nodeParams, CUgraphNodeParams, "nodeParams", True, 1, "cuGraphAddNode_v3: the record"
+            nodeParams = _c.filled_ref(
+                nodeParams, CUgraphNodeParams, "nodeParams", 1, "cuGraphAddNode_v3: the record"
             )
         elif nodeParams >> 64 or 0 < nodeParams < 65536:
             raise _c.address_error(nodeParams, "cuGraphAddNode_v3", "nodeParams", "CUgraphNodeParams")
@@ -13516,11 +13514,10 @@ def cuGraphInstantiateWithParams(
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
     if instantiateParams.__class__ is not int:
-        instantiateParams = _c.ref(
+        instantiateParams = _c.filled_ref(
             instantiateParams,
             CUDA_GRAPH_INSTANTIATE_PARAMS,
             "instantiateParams",
-            True,
             1,
             "cuGraphInstantiateWithParams: the record",
         )
@@ -17955,7 +17952,7 @@ def cuLogsDumpToMemory(
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cuLogsDumpToMemory", "flags")
     if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cuLogsDumpToMemory: size", size)
+        buffer = _c.filled_ref(buffer, c_char, "buffer", None, "cuLogsDumpToMemory: size", size)
     elif buffer >> 64:
         raise _c.address_error(buffer, "cuLogsDumpToMemory", "buffer")
     iterator_ = CUlogIterator(iterator)
@@ -19474,11 +19471,10 @@ if _VERSION >= 13040:
                 samplingGranularity, _range_size_t, "cuMemGetLocationInfo", "samplingGranularity"
             )
         if location_out.__class__ is not int:
-            location_out = _c.ref(
+            location_out = _c.filled_ref(
                 location_out,
                 CUmemLocation,
                 "location_out",
-                True,
                 _c.regions(size, summaryGranularity),
                 "cuMemGetLocationInfo: ceil(size / summaryGranularity)",
             )
@@ -28577,8 +28573,8 @@ def cuTensorMapReplaceAddress(tensorMap: _PointerLike, globalAddress: _PointerLi
     C: CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
     """
     if tensorMap.__class__ is not int:
-        tensorMap = _c.ref(
-            tensorMap, CUtensorMap, "tensorMap", True, 1, "cuTensorMapReplaceAddress: the record"
+        tensorMap = _c.filled_ref(
+            tensorMap, CUtensorMap, "tensorMap", 1, "cuTensorMapReplaceAddress: the record"
         )
     elif tensorMap >> 64 or 0 < tensorMap < 65536:
         raise _c.address_error(tensorMap, "cuTensorMapReplaceAddress", "tensorMap", "CUtensorMap")
@@ -28625,13 +28621,8 @@ if _VERSION == 13050:
                 "allocClass",
             )
         if tensorMap.__class__ is not int:
-            tensorMap = _c.ref(
-                tensorMap,
-                CUtensorMap,
-                "tensorMap",
-                True,
-                1,
-                "cuTensorMapSetAllocationClass: the record",
+            tensorMap = _c.filled_ref(
+                tensorMap, CUtensorMap, "tensorMap", 1, "cuTensorMapSetAllocationClass: the record"
             )
         elif tensorMap >> 64 or 0 < tensorMap < 65536:
             raise _c.address_error(

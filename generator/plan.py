@@ -199,6 +199,9 @@ class ParamPlan:
     measure: Measure | None = None
     measure_of: tuple[str, ...] = ()
     measure_source: str = ""  # "docs: ...", "type: ..." or the reviewed entry's reason
+    # A `T *` input C writes results into for the caller to read (resolve.FILLED_INPUTS):
+    # a list or tuple, which the conversion would copy, is refused.
+    filled: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 import re
+from typing import TypeVar
 
 from . import device_functions, lifetimes, sizes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
@@ -191,6 +192,46 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
     ),
 }
 
+# (function, `T *` input) -> why: memory the caller gives and C writes results into, which
+# the caller reads after the call (an array the call fills, a record with out-fields).
+# The checked function refuses a list or tuple there: it would pass C a copy, and what C
+# wrote would be lost. An input the header tags `[out]` or `[in,out]` is one too.
+FILLED_INPUTS: dict[tuple[str, str], str] = {
+    ("cudaMemGetLocationInfo", "location_out"): (
+        '"The location information is returned in the location_out array"'
+    ),
+    ("cuMemGetLocationInfo", "location_out"): '"Array to store location information"',
+    ("cudaGraphAddMemAllocNode", "nodeParams"): (
+        '"it returns the address of the allocation in nodeParams.dptr"'
+    ),
+    ("cuGraphAddMemAllocNode", "nodeParams"): (
+        '"it returns the address of the allocation in nodeParams.dptr"'
+    ),
+    ("cudaGraphAddNode", "nodeParams"): (
+        '"nodeParams may contain "out parameters" which are modified during the call, such '
+        'as nodeParams->alloc.dptr"'
+    ),
+    ("cuGraphAddNode", "nodeParams"): '"nodeParams may contain "out parameters""',
+    ("cudaGraphInstantiateWithParams", "instantiateParams"): (
+        '"In the event of an error, the result_out and errNode_out fields will contain more '
+        'information"'
+    ),
+    ("cuGraphInstantiateWithParams", "instantiateParams"): (
+        '"the result_out and hErrNode_out fields will contain more information"'
+    ),
+    ("cudaDevSmResourceSplit", "groupParams"): (
+        '"Discovery happens when the smCount field of a given groupParams array entry is set '
+        'to 0": C writes the count it found there'
+    ),
+    ("cuDevSmResourceSplit", "groupParams"): "as cudaDevSmResourceSplit's groupParams",
+    ("cuTensorMapReplaceAddress", "tensorMap"): (
+        '"Modifies the descriptor ... passed in tensorMap"'
+    ),
+    ("cuTensorMapSetAllocationClass", "tensorMap"): '"Tensor map to modify in place"',
+    ("cudaLogsDumpToMemory", "buffer"): '"dumps driver logs from iterator into buffer"',
+    ("cuLogsDumpToMemory", "buffer"): '"Pointer to dump logs"',
+}
+
 # A function `<name>_v<N>` takes its twin <name>'s table entries for the parameters
 # they share: the header documents them in the same words (cudaEventElapsedTime_v2's
 # ms), so the reading that needed the entry fails for both.
@@ -200,13 +241,19 @@ FIXED_LENGTH_OUTPUTS: dict[tuple[str, str], tuple[int, str]] = {
 }
 
 _VERSIONED = re.compile(r"^(\w+?)_v\d+$")
+_T = TypeVar("_T")
 
 
 def _override(function: str, parameter: str) -> tuple[Role, str] | None:
     """OVERRIDES' entry for a parameter, the `_vN` twin's where the function has none."""
-    found = OVERRIDES.get((function, parameter))
+    return _entry(OVERRIDES, function, parameter)
+
+
+def _entry(table: dict[tuple[str, str], _T], function: str, parameter: str) -> _T | None:
+    """`table`'s entry for a parameter, the `_vN` twin's where the function has none."""
+    found = table.get((function, parameter))
     if found is None and (twin := _VERSIONED.match(function)):
-        found = OVERRIDES.get((twin.group(1), parameter))
+        found = table.get((twin.group(1), parameter))
     return found
 
 
@@ -372,7 +419,34 @@ def resolve(
             if alias.inline:
                 target = dataclasses.replace(target, name=alias.public)
             plans[alias.public] = resolver.plan(alias.public, target)
-    return sizes.apply(lifetimes.apply([plans[n] for n in sorted(plans)]))
+    return _filled(sizes.apply(lifetimes.apply([plans[n] for n in sorted(plans)])))
+
+
+def _filled(plans: list[FunctionPlan]) -> list[FunctionPlan]:
+    """The plans with each `T *` input C writes into for the caller marked (FILLED_INPUTS,
+    or the header's `[out]` / `[in,out]` tag)."""
+
+    def filled(plan: FunctionPlan, p: ParamPlan) -> bool:
+        if p.role is not Role.IN or p.kind is not ParamKind.REF:
+            return False
+        doc = plan.function.doc
+        tagged = doc is not None and doc.direction(p.name) in ("out", "in,out")
+        return tagged or _entry(FILLED_INPUTS, plan.name, p.name) is not None
+
+    return [
+        (
+            dataclasses.replace(
+                plan,
+                params=tuple(
+                    dataclasses.replace(p, filled=True) if filled(plan, p) else p
+                    for p in plan.params
+                ),
+            )
+            if any(filled(plan, p) for p in plan.params)
+            else plan
+        )
+        for plan in plans
+    ]
 
 
 def replacements(model: ApiModel, types: TypeMapper | None = None) -> list[tuple[str, str]]:

@@ -393,9 +393,15 @@ def _in_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]
     n, element = p.py_name, f.v.ctype(p.ctype)
     record = f.v.types.classify(f.v.types.pointee(c.type)) is TypeKind.RECORD
     sized = f.measure(p)
+    # What C fills for the caller: a list would be copied, so it is refused there.
+    convert = (
+        f"_c.filled_ref({n}, {element}, {n!r}"
+        if p.filled
+        else (f"_c.ref({n}, {element}, {n!r}, {f.writable(c)}")
+    )
     return p.py_type, (
         f"if {n}.__class__ is not int:",
-        f"    {n} = _c.ref({n}, {element}, {n!r}, {f.writable(c)}{sized})",
+        f"    {n} = {convert}{sized})",
         *_address_check(f, n, element if record else None),
     )
 

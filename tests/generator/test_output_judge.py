@@ -216,3 +216,19 @@ def test_a_docstring_reads_as_its_inputs_and_outputs():
     assert line == "runtime cudaGraphGetNodes(graph, numNodes) -> nodes[], numNodes"
     assert bindings_signatures.parse_line(line) == s
     assert bindings_signatures.parse_docstring("runtime", "cudaMalloc", _GET_NODES) is None
+
+
+def test_every_filled_input_names_a_planned_ref(plans, driver_plans):
+    """Each FILLED_INPUTS row marks an input of some pinned version: a row that names
+    nothing (a renamed parameter, a removed function) fails here."""
+    from generator.resolve import FILLED_INPUTS
+
+    marked = {
+        (plan.name.split("_v")[0], p.name)
+        for family in (plans, driver_plans)
+        for version_plans in family.values()
+        for plan in version_plans
+        for p in plan.params
+        if p.filled
+    }
+    assert set(FILLED_INPUTS) <= marked, set(FILLED_INPUTS) - marked

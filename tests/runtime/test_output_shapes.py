@@ -380,3 +380,53 @@ def test_location_info_takes_an_array_of_one_record_per_region(version, monkeypa
     with pytest.raises(ValueError, match="summaryGranularity"):
         fn(0x10000, 5 << 20, 2 << 20, 0, raw.CUmemLocation())
     assert len(calls) == 1
+
+
+# ------------------------ memory C fills for the caller takes no copy (resolve.FILLED_INPUTS)
+
+
+@pytest.mark.parametrize("version", [v for v in DRIVER_13 if v >= 13040])
+@pytest.mark.parametrize("given", [list, tuple])
+def test_location_info_refuses_a_list_c_would_fill_a_copy_of(version, monkeypatch, given):
+    # ref() would copy a list into a new array: C's locations would go to the copy.
+    checked, raw = modules(version, "driver")
+    calls = []
+    stand_in_for_c(monkeypatch, checked, "cuMemGetLocationInfo", lambda *a: calls.append(a) or 0)
+    records = given(raw.CUmemLocation() for _ in range(3))
+    with pytest.raises(TypeError, match="'location_out' is filled by the function"):
+        checked.cuMemGetLocationInfo(0x10000, 5 << 20, 2 << 20, 0, records)
+    assert calls == []
+
+
+@pytest.mark.parametrize("version", [v for v in DRIVER_13 if v >= 13040])
+def test_location_info_fills_the_callers_own_array(version, monkeypatch):
+    checked, raw = modules(version, "driver")
+
+    def c(ptr, size, summary, sampling, out):
+        # What C does: one record per region, written through the pointer it was given.
+        records = ctypes.cast(out, ctypes.POINTER(raw.CUmemLocation))
+        for i in range(3):
+            records[i].id = 40 + i
+        return 0
+
+    stand_in_for_c(monkeypatch, checked, "cuMemGetLocationInfo", c)
+    regions = (raw.CUmemLocation * 3)()
+    checked.cuMemGetLocationInfo(0x10000, 5 << 20, 2 << 20, 0, regions)
+    assert [r.id for r in regions] == [40, 41, 42]
+
+
+def test_alloc_node_params_refuse_a_list_and_take_the_record(version, monkeypatch):
+    # "it returns the address of the allocation in nodeParams.dptr": the caller reads it
+    # from the record it gave, so a one-record list (copied) is refused.
+    checked, raw = modules(version)
+
+    def c(node, graph, deps, count, params):
+        ctypes.cast(params, ctypes.POINTER(raw.cudaMemAllocNodeParams))[0].dptr = 0xD000
+        return 0
+
+    stand_in_for_c(monkeypatch, checked, "cudaGraphAddMemAllocNode", c)
+    params = raw.cudaMemAllocNodeParams()
+    with pytest.raises(TypeError, match="'nodeParams' is filled by the function"):
+        checked.cudaGraphAddMemAllocNode(None, [], 0, [params])
+    checked.cudaGraphAddMemAllocNode(None, [], 0, params)
+    assert params.dptr == 0xD000
