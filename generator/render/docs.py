@@ -30,6 +30,7 @@ from ..model import Enum, Function, Record
 from ..plan import FunctionPlan, Role
 from .base import c_prototype, checked_module_name, new_environment
 from .checked import CheckedView
+from .rst import blocks, text
 
 # The folder of docs/ the reference is written to (gitignored: made at build time).
 FOLDER = "reference"
@@ -407,18 +408,6 @@ def layout_change(old: RecordVersion, new: RecordVersion) -> tuple[str, ...]:
 # ---------------------------------------------------------------- reStructuredText
 
 
-_SPECIAL = re.compile(r"([\\`*_|:\[\]<>])")
-# What would open a block at a paragraph's start: a bullet, an enumerator ("1.", "A)",
-# "(a)"), a comment or directive, a section adornment.
-_BLOCK_START = re.compile(r"^(?:\W|\w{1,3}[.)](?:\s|$))")
-
-
-def text(value: str) -> str:
-    """Plain text from a header as one inline reStructuredText paragraph: no markup."""
-    escaped = _SPECIAL.sub(r"\\\1", " ".join(value.split()))
-    return "\\" + escaped if _BLOCK_START.match(escaped) and escaped[0] != "\\" else escaped
-
-
 def literal(value: str) -> str:
     """Code as an inline literal."""
     return f"``{' '.join(value.split())}``" if value.strip() else ""
@@ -512,7 +501,7 @@ def _leading_word(rest: str) -> str:
 def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
     """Every page of the reference: {path relative to docs/: reStructuredText}."""
     env = new_environment()
-    env.filters.update(text=text, literal=literal, heading=heading)
+    env.filters.update(text=text, blocks=blocks, literal=literal, heading=heading)
     linker = Linker(families)
     files: dict[str, str] = {}
     pages_of = {f.surface: function_pages(f) for f in families}

@@ -22,6 +22,7 @@ from generator.docs import write_reference
 from generator.doxygen import parse_comment
 from generator.fetch import fetch_version
 from generator.generate import surface_context
+from generator.render import rst
 from generator.render.docs import (
     CHANGES_PAGE,
     FOLDER,
@@ -191,6 +192,72 @@ def test_links_resolve_to_documented_names(pages):
     device_sync = _entries(pages, RUNTIME)["cudaDeviceSynchronize"]
     assert "``cuCtxSynchronize``" in device_sync
     assert ":py:func:`~cudart.cudaDeviceReset`" in device_sync
+
+
+# ------------------------------------------------- the headers' HTML as reStructuredText
+
+# A tag of the headers' HTML subset, as text() would have escaped it.
+_ESCAPED_TAG = re.compile(r"\\</?(?:table|tr|th|td|ul|li|b|i|tt|small|br)\\>", re.I)
+
+
+def test_no_page_shows_a_header_tag_as_text(pages):
+    shown = sorted({m.group(0) for t in pages.values() for m in _ESCAPED_TAG.finditer(t)})
+    assert not shown, shown
+
+
+def test_the_allowed_changes_table_is_a_list_table(pages):
+    # cudaGraphExecNodeSetParams' "<table> <tr><th>Node type<th>Allowed changes ...".
+    entry = _entries(pages, RUNTIME)["cudaGraphExecNodeSetParams"]
+    table = entry[entry.index(".. list-table::") :]
+    assert table.startswith(".. list-table::\n      :header-rows: 1\n\n      * - Node type\n")
+    assert "      * - kernel\n        - See cudaGraphExecKernelNodeSetParams\n" in table
+
+
+def test_inline_tags_become_markup_and_other_angles_stay_text():
+    assert rst.text("from <tt>args[0]</tt> to <b>N</b>.") == "from ``args[0]`` to **N**."
+    assert rst.text("a<i>b</i>c") == "a\\ *b*\\ c"  # markup inside a word: escaped spaces
+    assert rst.text("<major number> and <reinterpret_cast>") == (
+        "\\<major number\\> and \\<reinterpret\\_cast\\>"
+    )
+    assert rst.text("one<br>two <small>three</small>") == "one two three"
+
+
+def test_a_table_with_ragged_rows_and_no_header():
+    got = rst.blocks("Before <table><tr><td>a<td>b</tr><tr><td>c</table> after")
+    assert got == ("Before\n\n.. list-table::\n\n   * - a\n     - b\n   * - c\n     -\n\nafter")
+    assert rst.blocks("L: <ul><li>x</li><li><b>y</b></ul>") == "L\\:\n\n* x\n* **y**"
+
+
+@pytest.mark.parametrize("surface", ["runtime", "driver"])
+def test_every_paragraph_with_tags_is_valid_restructuredtext(manifest, surface):
+    """docutils parses each header paragraph that holds a tag, as blocks() renders it,
+    with no warning: markup that does not close, a table whose rows differ, a bullet
+    list that runs into text."""
+    import docutils.core
+    import docutils.utils
+
+    sets = {key: fetch_version(manifest, key, quiet, surface) for key in ("12.0", "13.5")}
+    paragraphs = {
+        p
+        for model in models_for(sets).values()
+        for f in model.functions
+        if f.doc
+        for p in f.doc.description
+        if "<" in p
+    }
+    assert len(paragraphs) >= 5
+    for paragraph in sorted(paragraphs):
+        rendered = rst.blocks(paragraph)
+        doctree = docutils.core.publish_doctree(
+            rendered,
+            settings_overrides={
+                "report_level": docutils.utils.Reporter.INFO_LEVEL + 1,
+                "halt_level": 5,
+                "warning_stream": False,
+            },
+        )
+        problems = [m.asrst.text() for m in doctree.findall(docutils.nodes.system_message)]
+        assert not problems, (paragraph, rendered, problems)
 
 
 def test_see_also_names_come_from_the_header_section():
