@@ -9,6 +9,7 @@ What a raw module defines is written down in cudart._contract.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import warnings
@@ -17,6 +18,11 @@ from ._backend import compiled_for, compiled_function
 from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
 from ._loader import format_version, load_library
 from .errors import BindingsVersionError, FunctionNotFoundError
+
+# For type checkers only: importing typing costs milliseconds `import cudart` avoids.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The per-thread default stream switch: ours, and cuda-python's, honoured so that one
 # setting serves a process that uses both bindings.
@@ -107,6 +113,7 @@ def bind_on_first_lookup(
     library = library_of_namespace(namespace)
     # The map in force (legacy or per-thread symbols): one place decides what is bound.
     symbols = namespace["SYMBOLS"]
+    inlines = namespace.get("_PER_THREAD_INLINES", {})
     replacements = replacements or {}
     docs = docs or {}
 
@@ -126,6 +133,7 @@ def bind_on_first_lookup(
             replacement=replacements.get(name),
             doc=docs.get(name),
             library=library,
+            inline=inlines.get(symbols[name]),
         )
         # Threads that race on a name's first lookup each bind it (both results are
         # whole, equivalent functions); the first published is every caller's, so
@@ -152,6 +160,7 @@ def bind_symbol(
     library: str = DEFAULT_LIBRARY,
     storage: bool = False,
     outputs: tuple[int, ...] = (),
+    inline: tuple[str, int, int, int] | None = None,
 ):
     """The loaded libcudart's `symbol` as the function `name` (the compiled backend's
     where it is built, cudart._backend; else ctypes with these restype and argtypes),
@@ -161,7 +170,32 @@ def bind_symbol(
     module's LIBRARY (cudart._contract): another library than libcudart (libnvrtc) binds
     the same way, through ctypes. `storage`: for the checked layer, whose POINTER(T)
     argtypes take storage objects by their memory, and `outputs` (compiled only) the C
-    parameters the call provides and returns after the status (cudart._backend.spec)."""
+    parameters the call provides and returns after the status (cudart._backend.spec).
+    `inline`: the raw module's _PER_THREAD_INLINES entry of a per-thread symbol the
+    header defines inline: where the library lacks `symbol`, the legacy one it calls,
+    with its flags rewrite (`per_thread_inline`)."""
+    if inline is not None:
+        found = []
+        for candidate in (symbol, inline[0]):
+            found.append(
+                bind_symbol(
+                    name,
+                    candidate,
+                    restype,
+                    argtypes,
+                    module,
+                    bindings_version,
+                    deprecated=deprecated,
+                    replacement=replacement,
+                    doc=doc,
+                    library=library,
+                    storage=storage,
+                    outputs=outputs,
+                )
+            )
+            if not getattr(found[0], "missing", False):
+                return found[0]
+        return per_thread_inline(found[1], inline, outputs)
     runtime = load_library(library)
     # A driver serves every older API (its old symbols stay exported): only a runtime's
     # major version fixes the ABI of the modules that call it.
@@ -222,7 +256,34 @@ def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LI
 
     unavailable.__name__ = name
     unavailable.__doc__ = message
+    unavailable.missing = True  # bind_symbol's inline fallback
     return unavailable
+
+
+def per_thread_inline(legacy: Any, inline: tuple[str, int, int, int], outputs: tuple[int, ...]):
+    """The bound legacy function as the per-thread inline the header defines (the raw
+    module's _PER_THREAD_INLINES: cuda.h's cuGetProcAddress_v2_ptsz): flags naming none of
+    the `mask` flags get `bit` (CU_GET_PROC_ADDRESS_DEFAULT becomes
+    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM), as the inline's body does. The flags'
+    position among the arguments leaves out the C parameters the call provides itself
+    (`outputs`, the compiled backend's). A flags argument that is no integer is passed as
+    it is: ctypes or the compiled call judges it, as for any argument."""
+    _, index, mask, bit = inline
+    position = index - sum(1 for o in outputs if o < index)
+
+    def call(*args: Any) -> Any:
+        if len(args) > position:
+            flags = args[position]
+            if isinstance(flags, ctypes._SimpleCData):
+                flags = flags.value
+            if isinstance(flags, int) and not isinstance(flags, bool) and not flags & mask:
+                args = (*args[:position], flags | bit, *args[position + 1 :])
+        return legacy(*args)
+
+    call.__name__ = getattr(legacy, "__name__", "per_thread_inline")
+    call.__doc__ = legacy.__doc__
+    call.__wrapped__ = legacy  # type: ignore[attr-defined]  # functools' convention
+    return call
 
 
 def _other_major(name, module, bindings_version, runtime):

@@ -25,6 +25,7 @@ from ._convert import (  # size relations: generator/sizes.py
     AttributeValue,
     address,
     address_error,
+    argument_buffer,
     attribute_result,
     attribute_results,
     attribute_storage,
@@ -69,6 +70,7 @@ __all__ = [
     "CudaError",
     "CudaDeprecationWarning",
     "argument_error",
+    "argument_buffer",
     "AttributeTable",
     "AttributeValue",
     "attribute_result",
@@ -182,6 +184,7 @@ class _Unbound:
         if symbol is None:  # the generator writes both tables from one model
             raise LookupError(f"{self.lib.__name__} declares no function {self.name}")
         library = library_of_namespace(vars(self.lib))
+        inline = vars(self.lib).get("_PER_THREAD_INLINES", {}).get(symbol)
         fn = bind_symbol(
             self.name,
             symbol,
@@ -192,6 +195,7 @@ class _Unbound:
             library=library,
             storage=True,
             outputs=self.outputs,
+            inline=inline,
         )
         per_stream = _REPORTS_CALLBACK_FAILURES.get(self.name)
         if per_stream is not None:

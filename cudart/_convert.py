@@ -721,6 +721,97 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
     return converted
 
 
+def argument_buffer(
+    value: Any,
+    kernel_params: Any,
+    markers: tuple[int, int, int],
+    function: str,
+    name: str,
+    params_name: str,
+) -> Any:
+    """The driver launches' `void **extra` (cuLaunchKernel, cuLaunchKernelEx) -> what the
+    call passes.
+
+    Memory with the buffer protocol (bytes, bytearray, memoryview, array.array, a NumPy
+    array) or a ctypes object that is no pointer (a Structure, an array of numbers) is
+    the kernel's packed argument buffer: C gets cuda.h's option list around it, five
+    pointers `{CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE,
+    &size, CU_LAUNCH_PARAM_END}` (`markers`: those three values, the model's), with the
+    buffer and its size_t kept alive by the returned list for the call. The buffer holds
+    the parameters at the kernel's offsets and alignments, which only the caller knows;
+    an empty one is a kernel without parameters (cuda.h: the pointer is required only
+    where the size is not zero). A read-only buffer is copied once (C only reads it), a
+    writable one is not. What `pointer` takes as an address (an int, None, a ctypes
+    pointer or array of pointers, byref(), a HostMemory, an object with __int__) is the
+    caller's own option list, passed as it is.
+
+    C refuses kernel parameters given both ways ("both kernelParams and extra are
+    non-NULL": CUDA_ERROR_INVALID_VALUE): a ValueError here, `kernel_params` being what
+    that argument was converted to.
+    """
+    if value is None or (type(value) is int and value == 0):
+        return value
+    if type(value) is int or _option_list(value):
+        converted = pointer(value, name, True)
+        _exclusive(kernel_params, function, name, params_name)
+        return converted
+    if isinstance(value, _CDATA):
+        size, address = ctypes.sizeof(value), ctypes.addressof(value)  # type: ignore[arg-type]
+        held: Any = value
+    else:
+        view = _buffer(value)
+        if view is None or hasattr(value, "__cuda_array_interface__"):
+            raise TypeError(
+                f"'{name}' must be an argument buffer (bytes, bytearray, memoryview, a ctypes "
+                f"Structure or array), the option list (a ctypes array of pointers, an int "
+                f"address) or None, not {type(value).__name__}"
+            )
+        held = _host_memory(view, name, False)
+        size, address = view.nbytes, ctypes.addressof(held)
+    _exclusive(kernel_params, function, name, params_name)
+    length = ctypes.c_size_t(size)
+    start, size_marker, end = markers
+    options = (c_void_p * 5)(start, address, size_marker, ctypes.addressof(length), end)
+    options.held = (held, length)  # type: ignore[attr-defined]  # alive while C reads them
+    return options
+
+
+def _exclusive(kernel_params: Any, function: str, name: str, params_name: str) -> None:
+    """ValueError where kernel parameters would reach C both ways."""
+    if not _null(kernel_params):
+        raise ValueError(
+            f"{function}: '{params_name}' and '{name}' are mutually exclusive (C refuses "
+            f"both non-NULL): give the arguments one way, the other None"
+        )
+
+
+def _null(converted: Any) -> bool:
+    """Whether a converted pointer argument is NULL for C: None, 0 or a NULL ctypes pointer."""
+    if converted is None or (type(converted) is int and converted == 0):
+        return True
+    return isinstance(converted, c_void_p) and not converted.value
+
+
+def _option_list(value: Any) -> bool:
+    """Whether an `extra` argument is an address, or memory C reads as the option list
+    itself (what `pointer` took before argument buffers): a ctypes pointer, an array of
+    pointers, byref(), a HostMemory, a handle (refused there), or an object with no
+    buffer protocol (an address through __int__; anything else `pointer` refuses)."""
+    if isinstance(value, (HostMemory, Handle, _POINTER_TYPES)):
+        return True
+    if type(value).__name__ == "CArgObject":
+        return True
+    if isinstance(value, ctypes.Array):
+        return issubclass(value._type_, _POINTER_TYPES)
+    if isinstance(value, _CDATA) or isinstance(value, (str, float, complex)):
+        return False
+    return (
+        _buffer(value) is None
+        and not hasattr(value, "__cuda_array_interface__")
+        and _int_like(value) is not None
+    )
+
+
 def kernel_slots(value: Any, converted: Any, count: int | None, name: str) -> None:
     """TypeError or ValueError unless memory given as `void **kernelParams` can be C's
     array of `count` pointers: a ctypes array of pointers, or a buffer, of at least

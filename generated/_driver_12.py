@@ -16457,6 +16457,13 @@ if _VERSION >= 12080:
         "cuStreamWriteValue64": "cuStreamWriteValue64_v2_ptsz",
         "cuWaitExternalSemaphoresAsync": "cuWaitExternalSemaphoresAsync_ptsz",
     }
+# Per-thread symbols the header defines inline, which a library need not export: symbol ->
+# (the legacy symbol the inline calls, the index of its flags parameter, the flags it
+# looks at, the flag it sets where none of them is): cudart._binding.per_thread_inline
+# (generator/render/raw.py PER_THREAD_INLINES says why).
+_PER_THREAD_INLINES: dict[str, tuple[str, int, int, int]] = {
+    "cuGetProcAddress_v2_ptsz": ("cuGetProcAddress_v2", 3, 3, 2),
+}
 # The map in force, which functions are bound through: see cudart.per_thread_default_stream().
 SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 if _VERSION == 12000:

@@ -157,6 +157,9 @@ if _VERSION == 12000:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -272,6 +275,9 @@ if _VERSION == 12010:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -390,6 +396,9 @@ if _VERSION == 12020:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -510,6 +519,9 @@ if _VERSION == 12030:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -634,6 +646,9 @@ if _VERSION == 12040:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -766,6 +781,9 @@ if _VERSION == 12050:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -899,6 +917,9 @@ if _VERSION == 12060:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -1033,6 +1054,9 @@ if _VERSION == 12080:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -1176,6 +1200,9 @@ if _VERSION == 12090:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -16143,10 +16170,14 @@ def cuLaunchKernel(
         kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernel", "kernelParams")
-    if extra.__class__ is not int:
-        extra = _c.pointer(extra, "extra", True)
-    elif extra >> 64:
-        raise _c.address_error(extra, "cuLaunchKernel", "extra")
+    extra = _c.argument_buffer(
+        extra,
+        kernelParams,
+        (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END),
+        "cuLaunchKernel",
+        "extra",
+        "kernelParams",
+    )
     try:
         err = _cuLaunchKernel(
             f,
@@ -16215,10 +16246,14 @@ def cuLaunchKernelEx(
         kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernelEx", "kernelParams")
-    if extra.__class__ is not int:
-        extra = _c.pointer(extra, "extra", True)
-    elif extra >> 64:
-        raise _c.address_error(extra, "cuLaunchKernelEx", "extra")
+    extra = _c.argument_buffer(
+        extra,
+        kernelParams,
+        (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END),
+        "cuLaunchKernelEx",
+        "extra",
+        "kernelParams",
+    )
     try:
         err = _cuLaunchKernelEx(config, f, kernelParams, extra)
     except _ArgumentError as exc:

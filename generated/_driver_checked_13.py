@@ -128,6 +128,9 @@ if _VERSION == 13000:
         CUDA_RESOURCE_DESC,
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -276,6 +279,9 @@ if _VERSION == 13010:
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
         CU_DEV_SM_RESOURCE_GROUP_PARAMS,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -424,6 +430,9 @@ if _VERSION == 13020:
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
         CU_DEV_SM_RESOURCE_GROUP_PARAMS,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -577,6 +586,9 @@ if _VERSION == 13030:
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
         CU_DEV_SM_RESOURCE_GROUP_PARAMS,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -735,6 +747,9 @@ if _VERSION == 13040:
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
         CU_DEV_SM_RESOURCE_GROUP_PARAMS,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -896,6 +911,9 @@ if _VERSION == 13050:
         CUDA_RESOURCE_VIEW_DESC,
         CUDA_TEXTURE_DESC,
         CU_DEV_SM_RESOURCE_GROUP_PARAMS,
+        CU_LAUNCH_PARAM_BUFFER_POINTER,
+        CU_LAUNCH_PARAM_BUFFER_SIZE,
+        CU_LAUNCH_PARAM_END,
         CUaccessPolicyWindow,
         CUaddress_mode_enum,
         CUarray,
@@ -16417,10 +16435,14 @@ def cuLaunchKernel(
         kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernel", "kernelParams")
-    if extra.__class__ is not int:
-        extra = _c.pointer(extra, "extra", True)
-    elif extra >> 64:
-        raise _c.address_error(extra, "cuLaunchKernel", "extra")
+    extra = _c.argument_buffer(
+        extra,
+        kernelParams,
+        (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END),
+        "cuLaunchKernel",
+        "extra",
+        "kernelParams",
+    )
     try:
         err = _cuLaunchKernel(
             f,
@@ -16489,10 +16511,14 @@ def cuLaunchKernelEx(
         kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernelEx", "kernelParams")
-    if extra.__class__ is not int:
-        extra = _c.pointer(extra, "extra", True)
-    elif extra >> 64:
-        raise _c.address_error(extra, "cuLaunchKernelEx", "extra")
+    extra = _c.argument_buffer(
+        extra,
+        kernelParams,
+        (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END),
+        "cuLaunchKernelEx",
+        "extra",
+        "kernelParams",
+    )
     try:
         err = _cuLaunchKernelEx(config, f, kernelParams, extra)
     except _ArgumentError as exc:

@@ -86,6 +86,12 @@ class ParamKind(StrEnum):
     # A `H *` input pointing at one handle C reads (resolve.ONE_HANDLE_POINTERS: the EGL
     # stream API's connection and stream): the handle, passed by address.
     HANDLE_REF = "handle_ref"
+    # The driver launches' `void **extra` (resolve.ARGUMENT_BUFFERS): the kernel's packed
+    # argument buffer, which the checked layer wraps in cuda.h's option list
+    # (CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+    # CU_LAUNCH_PARAM_END), or that list as the caller built it; `partner` is the
+    # kernelParams input C refuses beside it.
+    ARGUMENT_BUFFER = "argument_buffer"
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -144,6 +150,7 @@ INPUT_KINDS = frozenset(
         ParamKind.IMAGE,
         ParamKind.INTEGER_HANDLE,
         ParamKind.HANDLE_REF,
+        ParamKind.ARGUMENT_BUFFER,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {
@@ -159,6 +166,7 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.FUNCTION_POINTER,
     ParamKind.IMAGE,
     ParamKind.HANDLE_REF,
+    ParamKind.ARGUMENT_BUFFER,
 }
 ARRAY_KINDS = frozenset(
     {ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.COUNTED_ARRAY, ParamKind.BORROWED_ARRAY}

@@ -365,6 +365,25 @@ IMAGES: frozenset[tuple[str, str]] = frozenset(
     }
 )
 
+# (function, parameter) -> (the kernelParams input beside it, why): the driver launches'
+# `void **extra`, taken as the kernel's packed argument buffer (ParamKind.ARGUMENT_BUFFER;
+# cudart._convert.argument_buffer builds cuda.h's option list around it) or as the
+# option list itself. cuLaunchCooperativeKernel has no `extra`; the kernel node records'
+# `extra` members stay addresses (device_functions.REVIEWED).
+ARGUMENT_BUFFERS: dict[tuple[str, str], tuple[str, str]] = {
+    ("cuLaunchKernel", "extra"): (
+        "kernelParams",
+        '"Kernel parameters can also be packaged by the application into a single buffer '
+        'that is passed in via the extra parameter"; INVALID_VALUE "if kernel parameters are '
+        'specified with both kernelParams and extra (i.e. both ... are non-NULL)"',
+    ),
+    ("cuLaunchKernelEx", "extra"): (
+        "kernelParams",
+        '"Kernel parameters to f can be specified in the same ways that they can be using '
+        "cuLaunchKernel\": extra as cuLaunchKernel's",
+    ),
+}
+
 _RETURNED = re.compile(
     r"\b(returns?|returned|retrieved|stores?|stored|written|writes?|output|new(ly)?"
     r"|to create|allocated)\b",
@@ -508,7 +527,7 @@ def describe(plan: FunctionPlan) -> str:
 
 _HOST_MEMORY_KINDS = frozenset({ParamKind.HOST_MEMORY, ParamKind.MAPPED_HOST_MEMORY})
 # Other kinds whose partner `describe` shows: the input that sizes or types them.
-_PARTNERED_KINDS = _HOST_MEMORY_KINDS | {ParamKind.SHAREABLE_HANDLE}
+_PARTNERED_KINDS = _HOST_MEMORY_KINDS | {ParamKind.SHAREABLE_HANDLE, ParamKind.ARGUMENT_BUFFER}
 _NULL_DEFAULT_KINDS = frozenset(
     {
         ParamKind.POINTER,
@@ -825,7 +844,12 @@ class _Resolver:
                 for q in params
             ]
         plans = _trailing_defaults(
-            _images(f, _pair_callbacks(_kernel_params(f, [q for q in params if q is not None])))
+            _argument_buffers(
+                f,
+                _images(
+                    f, _pair_callbacks(_kernel_params(f, [q for q in params if q is not None]))
+                ),
+            )
         )
         result, result_ctype = self._result(f)
         errors = self._errors(f)
@@ -1087,6 +1111,28 @@ def _images(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
         )
         for p in params
     ]
+
+
+def _argument_buffers(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
+    """The `extra` inputs ARGUMENT_BUFFERS names are argument buffers, checked: each a
+    `void **` input (an address today) beside the kernelParams it names."""
+    out = []
+    names = {p.name: p for p in params}
+    for p in params:
+        entry = ARGUMENT_BUFFERS.get((f.name, p.name))
+        if entry is None:
+            out.append(p)
+            continue
+        partner = names.get(entry[0])
+        if p.kind is not ParamKind.POINTER or partner is None or partner.role is not Role.IN:
+            raise RenderError(
+                f"resolve.ARGUMENT_BUFFERS: {f.name}.{p.name} is no `void **` input beside "
+                f"an input {entry[0]}"
+            )
+        out.append(
+            ParamPlan(**{**p.__dict__, "kind": ParamKind.ARGUMENT_BUFFER, "partner": entry[0]})
+        )
+    return out
 
 
 def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:

@@ -674,6 +674,31 @@ def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str
     return f"{cls} | _HandleLike", (f"{array} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
 
 
+# cuda.h's markers of the `extra` option list (pointer macros: the raw module has their
+# values from the model), in the order cudart._convert.argument_buffer takes them.
+ARGUMENT_BUFFER_MARKERS = (
+    "CU_LAUNCH_PARAM_BUFFER_POINTER",
+    "CU_LAUNCH_PARAM_BUFFER_SIZE",
+    "CU_LAUNCH_PARAM_END",
+)
+
+
+def _in_argument_buffer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # Always converted (a launch is no hot path of this layer): even an int address is
+    # checked against the kernelParams beside it, which C refuses to take with it. The
+    # option list built around a buffer is held in the parameter's name for the call.
+    n, params = p.py_name, f.py_name(p.partner or "")
+    macros = {m.name for m in f.v.model.macros}
+    missing = [m for m in ARGUMENT_BUFFER_MARKERS if m not in macros]
+    if missing:
+        raise RenderError(f"{f.plan.name}.{p.name}: the model has no {', '.join(missing)}")
+    markers = ", ".join(f.v.use(m) for m in ARGUMENT_BUFFER_MARKERS)
+    return p.py_type, (
+        f'{n} = _c.argument_buffer({n}, {params}, ({markers}), "{f.plan.name}", {n!r}, '
+        f"{params!r})",
+    )
+
+
 def _queried(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...], _Result]:
     """A buffer C fills with as much as its partner function returns (Measure.QUERIED):
     a given buffer is checked against the partner's answer; omitted, one of that size is
@@ -727,6 +752,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.IMAGE: _in_image,
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
     ParamKind.HANDLE_REF: _in_handle_ref,
+    ParamKind.ARGUMENT_BUFFER: _in_argument_buffer,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 # Converted before the other inputs: a size check then reads the int a number became,

@@ -35,6 +35,7 @@ from ..ctypes_map import TypeKind, integer_range
 from ..lifetimes import PARENT_KINDS, RELEASES_CALLABLES
 from ..plan import Effect, FunctionPlan, ParamKind, ResultKind, Role
 from .fast import FastFunction, FastParam
+from .raw import PER_THREAD_INLINES
 
 # Handle kinds whose destroy also releases the Python callables only they held, or marks
 # the children made under them (lifetimes.PARENTS): their `_c.destroyed` runs after C.
@@ -102,6 +103,10 @@ class CheckedCompiler:
         self.enum_classes: set[str] = set()
         # An enum's members and flags (None: not a flags enum), for its membership test.
         self.members: dict[str, tuple[frozenset[int], int | None]] = {}
+        # Public names whose per-thread symbol the header defines inline.
+        self.inlines = {
+            a.public for a in context.model.per_thread_symbols if a.symbol in PER_THREAD_INLINES
+        }
         for plan in context.plans:
             raw = by_name.get(plan.name)
             why = self.why_not(plan, raw)
@@ -121,6 +126,9 @@ class CheckedCompiler:
             why = self._param_why_not(plan, p)
             if why:
                 return f"{p.py_name}: {why}"
+        if plan.name in self.inlines:
+            # Its slot may hold the legacy symbol, whose flags the Python binding rewrites.
+            return "a per-thread inline (raw.PER_THREAD_INLINES): the binding rewrites its flags"
         return ""
 
     def _param_why_not(self, plan: FunctionPlan, p) -> str:

@@ -51,6 +51,27 @@ HANDLE_TAG_TWINS: dict[str, str] = {
 }
 
 
+# Per-thread symbols cuda.h defines as `static inline` functions under
+# -DCUDA_API_PER_THREAD_DEFAULT_STREAM, which no driver exports (the H200's libcuda 580:
+# tests/gpu/test_driver_exports.py): symbol -> (the legacy function the inline calls,
+# its flags parameter, the enumerators of the flags it looks at, the one it then sets
+# where none of them is, why). Where the library lacks the symbol, the bindings call the
+# legacy one with that rewrite of the flags (cudart._binding.per_thread_inline).
+PER_THREAD_INLINES: dict[str, tuple[str, str, tuple[str, ...], str, str]] = {
+    "cuGetProcAddress_v2_ptsz": (
+        "cuGetProcAddress_v2",
+        "flags",
+        ("CU_GET_PROC_ADDRESS_LEGACY_STREAM", "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"),
+        "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM",
+        "cuda.h: `static inline CUresult cuGetProcAddress_v2_ptsz(...)`: `if ((flags & "
+        "procAddressMask) == 0) flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;` "
+        'then cuGetProcAddress_v2; CU_GET_PROC_ADDRESS_DEFAULT "is equivalent to '
+        "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM if ... the macro "
+        'CUDA_API_PER_THREAD_DEFAULT_STREAM is defined"',
+    ),
+}
+
+
 def render_module(context: GenerationContext) -> str:
     template = environment().get_template("sys_module.py.j2")
     return format_python(template.render(v=RawView(context)))
@@ -384,6 +405,32 @@ class RawView:
             if name not in public:
                 raise RenderError(f"per-thread symbol for '{name}', which is no public function")
         return pairs
+
+    @property
+    def per_thread_inlines(self) -> list[tuple[str, str, int, int, int]]:
+        """(symbol, legacy symbol, flags parameter index, mask, bit) of PER_THREAD_INLINES'
+        entries whose symbol this model's per-thread map names, checked against the model:
+        the legacy function, its parameter and the enumerators' values."""
+        named = {a.symbol for a in self.model.per_thread_symbols}
+        declared = {f.name: f for f in self.model.functions}
+        values = {k.name: k.value for e in self.model.enums for k in e.enumerators}
+        found = []
+        for symbol, (legacy, flags, mask, bit, _why) in sorted(PER_THREAD_INLINES.items()):
+            if symbol not in named:
+                continue
+            f = declared.get(legacy)
+            names = [p.name for p in f.params] if f else []
+            unknown = [n for n in (*mask, bit) if n not in values]
+            if flags not in names or unknown:
+                raise RenderError(
+                    f"PER_THREAD_INLINES: {symbol} calls no {legacy}({flags}) here"
+                    + (f" (no {', '.join(unknown)})" if unknown else "")
+                )
+            either = 0
+            for n in mask:
+                either |= values[n]
+            found.append((symbol, legacy, names.index(flags), either, values[bit]))
+        return found
 
     def _function_entry(self, public: str, f) -> dict:
         flags = FLAG_DEPRECATED if f.deprecated else 0

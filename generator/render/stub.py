@@ -20,25 +20,44 @@ Test variants, all off by default so that the default stub is NVIDIA's:
   * `omit`: symbols left out (a driver older than the headers);
   * `record`: each function appends its own symbol's name and a newline to the char
     array RECORD_SYMBOL (RECORD_SIZE bytes, NUL-terminated; the calls that no longer
-    fit are dropped): which of cuX / cuX_ptsz ran, and what the error path then asked.
+    fit are dropped): which of cuX / cuX_ptsz ran, and what the error path then asked;
+    and to ARGUMENTS_SYMBOL (as large) a line of what C received: the symbol, then
+    `name=value` (decimal) per integer parameter and, for a launch's `extra` option list
+    (resolve.ARGUMENT_BUFFERS), `extra=` its pointers in hex up to CU_LAUNCH_PARAM_END
+    (comma-separated), `extra.size=` the size_t CU_LAUNCH_PARAM_BUFFER_SIZE points at and
+    `extra.bytes=` the first bytes of that size (at most ARGUMENT_BYTES) of the buffer
+    CU_LAUNCH_PARAM_BUFFER_POINTER names, in hex.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ctypes_map import TypeMapper
+from ..ctypes_map import TypeMapper, integer_range
 from ..model import ApiModel, Function
+from ..resolve import ARGUMENT_BUFFERS
 from ..status import status_enum
 from .base import c_prototype
 
-__all__ = ["RECORD_SIZE", "RECORD_SYMBOL", "STUB_STATUS", "render_stub", "stub_symbols"]
+__all__ = [
+    "ARGUMENTS_SYMBOL",
+    "ARGUMENT_BYTES",
+    "RECORD_SIZE",
+    "RECORD_SYMBOL",
+    "STUB_STATUS",
+    "render_stub",
+    "stub_symbols",
+]
 
 # The CUresult enumerator every function of NVIDIA's stub returns (34).
 STUB_STATUS = "CUDA_ERROR_STUB_LIBRARY"
 # Where a `record` stub logs the symbols called, in order (`char[RECORD_SIZE]`).
 RECORD_SYMBOL = "cudart_stub_calls"
 RECORD_SIZE = 1 << 16
+# Where a `record` stub logs the arguments C received, a line per call (as large).
+ARGUMENTS_SYMBOL = "cudart_stub_arguments"
+# The most bytes of an `extra` argument buffer logged.
+ARGUMENT_BYTES = 256
 VERSION_FUNCTION = "cuDriverGetVersion"
 INVALID_VALUE = "CUDA_ERROR_INVALID_VALUE"
 
@@ -102,7 +121,9 @@ def render_stub(
         f"#define STUB_STATUS (({result}){stub}) /* {STUB_STATUS} */",
     ]
     if record:
-        lines += _RECORDER.format(log=RECORD_SYMBOL, size=RECORD_SIZE).splitlines()
+        lines += _RECORDER.format(
+            log=RECORD_SYMBOL, args=ARGUMENTS_SYMBOL, size=RECORD_SIZE, most=ARGUMENT_BYTES
+        ).splitlines()
     for symbol, function in symbols.items():
         if symbol in omit:
             continue
@@ -112,6 +133,7 @@ def render_stub(
         body = []
         if record:
             body.append(f'stub_called("{symbol}");')
+            body += _argument_lines(types, function, symbol, params)
         if symbol == VERSION_FUNCTION and driver_version is not None:
             body += _version_body(function, driver_version, result, success, invalid)
         else:
@@ -122,8 +144,11 @@ def render_stub(
 
 
 _RECORDER = """
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 char {log}[{size}];
+char {args}[{size}];
 static void stub_called(const char *name)
 {{
     size_t used = strlen({log}), length = strlen(name);
@@ -133,7 +158,60 @@ static void stub_called(const char *name)
     {log}[used + length] = '\\n';
     {log}[used + length + 1] = 0;
 }}
+static void stub_argument(const char *format, ...)
+{{
+    size_t used = strlen({args});
+    va_list ap;
+    va_start(ap, format);
+    if (used + 1 < sizeof {args})
+        vsnprintf({args} + used, sizeof {args} - used, format, ap);
+    va_end(ap);
+}}
+/* A launch's `extra`: its pointers up to the end marker (at most 16), the size and the
+   first bytes of the argument buffer it names. */
+static void stub_options(const char *name, void **extra)
+{{
+    const unsigned char *buffer = 0;
+    size_t size = 0, i;
+    int sized = 0;
+    if (extra == 0) {{
+        stub_argument(" %s=NULL", name);
+        return;
+    }}
+    stub_argument(" %s=", name);
+    for (i = 0; i < 16; i += 2) {{
+        stub_argument("%s0x%llx", i ? "," : "", (unsigned long long)(size_t)extra[i]);
+        if (extra[i] == CU_LAUNCH_PARAM_END)
+            break;
+        stub_argument(",0x%llx", (unsigned long long)(size_t)extra[i + 1]);
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buffer = (const unsigned char *)extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) {{
+            size = *(const size_t *)extra[i + 1];
+            sized = 1;
+        }}
+    }}
+    if (sized)
+        stub_argument(" %s.size=%zu", name, size);
+    if (buffer) {{
+        stub_argument(" %s.bytes=", name);
+        for (i = 0; i < size && i < {most}; i++)
+            stub_argument("%02x", buffer[i]);
+    }}
+}}
 """
+
+
+def _argument_lines(types: TypeMapper, function: Function, symbol: str, params) -> list[str]:
+    """A `record` stub's lines logging what C received (see the module's docs)."""
+    lines = [f'stub_argument("{symbol}");']
+    for q in params:
+        if integer_range(types, q.type) is not None:
+            lines.append(f'stub_argument(" {q.name}=%llu", (unsigned long long){q.name});')
+        elif (function.name, q.name) in ARGUMENT_BUFFERS:
+            lines.append(f'stub_options("{q.name}", {q.name});')
+    lines.append('stub_argument("\\n");')
+    return lines
 
 
 def _version_body(

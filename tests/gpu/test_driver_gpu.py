@@ -429,6 +429,48 @@ def test_launch_kernel_four_arguments(modules, device_memory):
     assert read(y, c_float, n) == [2.0 * i + 1.0 for i in range(n)]
 
 
+class AxpyArguments(ctypes.Structure):
+    """axpy's parameters as C lays them out: a at 0, x at 8 (4 bytes of padding), y at
+    16, n at 24; 28 bytes the kernel reads, 32 with the record's tail padding."""
+
+    _fields_ = [("a", c_float), ("x", c_void_p), ("y", c_void_p), ("n", c_int)]
+
+
+def test_launch_kernel_extra_argument_buffer(modules, device_memory):
+    """cuLaunchKernel and cuLaunchKernelEx with `extra` the packed argument buffer
+    (cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER form, which the checked layer builds): the
+    same result as kernelParams. The buffers: 28 bytes packed with struct at the
+    parameters' offsets and alignments (exactly what the kernel reads), and a ctypes
+    Structure of them, 32 bytes with tail padding (a size above the parameters' is
+    taken: the driver copies what the kernel's parameters span)."""
+    import struct
+
+    n = 1000
+    fn = modules(AXPY_SOURCE).function("axpy")
+    x = device_memory(4 * n, bytes((c_float * n)(*range(n))))
+    grid = (n + 255) // 256
+    results = []
+    y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+    params = kernel_params(c_float(2.0), c_void_p(x), c_void_p(y), c_int(n))
+    driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, params, None)
+    results.append(read(y, c_float, n))
+    for make in (
+        lambda y: struct.pack("=f4xQQi", 2.0, x, y, n),
+        lambda y: AxpyArguments(2.0, x, y, n),
+    ):
+        buffer = make(y := device_memory(4 * n, bytes((c_float * n)(*([1.0] * n)))))
+        assert len(bytes(buffer)) in (28, 32)
+        driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, None, buffer)
+        results.append(read(y, c_float, n))
+        y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+        driver.cuLaunchKernelEx(launch_config(grid, 256), fn, None, make(y))
+        results.append(read(y, c_float, n))
+    assert results[0] == [2.0 * i + 1.0 for i in range(n)]
+    assert all(r == results[0] for r in results), [r[:4] for r in results]
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, params, bytes(32))
+
+
 def test_launch_kernel_error_is_driver_error(modules, device_memory):
     fn = modules(AXPY_SOURCE).function("axpy")
     y = device_memory(16)
