@@ -87,6 +87,8 @@ out["ex"] = seen(driver.cuLaunchKernelEx, config, 0x1234, None, packed)
 out["str"] = launch("abc")
 out["float"] = launch(1.5)
 out["object"] = launch(object())
+out["negative"] = launch(-1)
+out["handle"] = launch(driver.CUevent(0x5000))
 out["both"] = launch(packed, 0x5000)
 out["both_list"] = launch(own, 0x5000)
 out["both_ex"] = seen(driver.cuLaunchKernelEx, config, 0x1234, 0x5000, packed)
@@ -178,6 +180,8 @@ def test_cu_launch_kernel_ex_takes_a_buffer_too(probe):
         ("float", "TypeError", "'extra' must be an argument buffer .* not float"),
         ("object", "TypeError", "'extra' must be an argument buffer .* not object"),
         ("device", "TypeError", "'extra' must be an argument buffer .* not Device"),
+        ("negative", "OverflowError", "'extra' is -1: an address is 0 <= extra < 2\\*\\*64"),
+        ("handle", "TypeError", "'extra' must be a pointer to memory, not a CUevent"),
         ("both", "ValueError", "cuLaunchKernel: 'kernelParams' and 'extra' are mutually"),
         ("both_list", "ValueError", "cuLaunchKernel: 'kernelParams' and 'extra' are mutually"),
         ("both_ex", "ValueError", "cuLaunchKernelEx: 'kernelParams' and 'extra' are mutually"),
