@@ -256,7 +256,7 @@ def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LI
 
     unavailable.__name__ = name
     unavailable.__doc__ = message
-    unavailable.missing = True  # bind_symbol's inline fallback
+    setattr(unavailable, "missing", True)  # noqa: B010  # bind_symbol's inline fallback
     return unavailable
 
 
