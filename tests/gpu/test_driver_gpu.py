@@ -21,6 +21,7 @@ import ctypes
 import os
 import uuid
 from ctypes import addressof, c_float, c_int, c_uint, c_void_p, sizeof
+from pathlib import Path
 
 import pytest
 
@@ -701,6 +702,49 @@ def test_get_proc_address_is_callable():
         return
     assert pfn == 0
     assert status == driver.CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+
+
+_PER_THREAD_PROC_ADDRESS = """
+import ctypes, json
+import cudart
+from cudart import driver, _loader
+driver.cuInit(0)
+version = driver.cuDriverGetVersion()
+lib = ctypes.CDLL(_loader.load_driver().path)
+found = {name: driver.cuGetProcAddress("cuStreamQuery", version, getattr(driver, name))[0]
+         for name in ("CU_GET_PROC_ADDRESS_DEFAULT", "CU_GET_PROC_ADDRESS_LEGACY_STREAM",
+                      "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM")}
+found["exported"] = hasattr(lib, driver.sys.SYMBOLS["cuGetProcAddress"])
+found["per_thread"] = cudart.per_thread_default_stream()
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_get_proc_address_default_follows_the_per_thread_switch(switch):
+    """cuda.h's CU_GET_PROC_ADDRESS_DEFAULT: per-thread versions under
+    CUDA_API_PER_THREAD_DEFAULT_STREAM (its inline cuGetProcAddress_v2_ptsz, which no
+    driver exports), legacy ones otherwise; the bindings, under their switch, the same
+    (cudart._binding.per_thread_inline). In a fresh interpreter: the switch is per process."""
+    import json
+    import subprocess
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, CUDART_PER_THREAD_DEFAULT_STREAM=switch)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
+    env["CUDART_LIBRARY"] = str(cudart.load_runtime().path)
+    env.pop("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PER_THREAD_PROC_ADDRESS], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["per_thread"] is (switch == "1") and not found["exported"]
+    legacy = found["CU_GET_PROC_ADDRESS_LEGACY_STREAM"]
+    per_thread = found["CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"]
+    assert legacy and per_thread and legacy != per_thread  # cuStreamQuery, cuStreamQuery_ptsz
+    assert found["CU_GET_PROC_ADDRESS_DEFAULT"] == (per_thread if switch == "1" else legacy)
 
 
 JIT_SOURCE = 'extern "C" __global__ void jit_kernel(int *out) { *out = 42; }'
