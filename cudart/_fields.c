@@ -10,9 +10,10 @@
  * to `slow(value)`, the Python conversion (cudart._convert), which raises or returns
  * what ctypes stores. Reading is the field's own getter, called from C.
  *
- * `release` (a CUdeviceptr member, else None) is a ctypes object stored before an int:
- * ctypes keeps nothing for an int, so without it the object the member last kept alive
- * (a device array) would stay kept until another object is stored there.
+ * `release` (a CUdeviceptr member, else None) is a ctypes object stored before an int
+ * where the record may keep something: ctypes keeps nothing for an int, so without it
+ * the object the member last kept alive (a device array) would stay kept until another
+ * object is stored there.
  *
  * Immutable once made: nothing to lock on a free-threaded interpreter. Hand-written,
  * version-independent; the limited API of 3.11 where the interpreter has a GIL.
@@ -59,12 +60,42 @@ in_range(IntegerField *self, PyObject *value)
     return u <= self->high;
 }
 
+/* "_objects" and "_b_base_", interned once (fields_exec). */
+static PyObject *objects_name, *base_name;
+
+/* Whether ctypes may keep something for a member of `obj`: a record that keeps nothing
+ * (its `_objects` None) and is no view of another (its `_b_base_` None, where a view's
+ * keeps live) needs no release store before an int. 1, 0, or -1 with an exception. */
+static int
+may_keep(PyObject *obj)
+{
+    PyObject *found = PyObject_GetAttr(obj, objects_name);
+    if (found == NULL) {
+        return -1;
+    }
+    int keeps = found != Py_None;
+    Py_DECREF(found);
+    if (keeps) {
+        return 1;
+    }
+    found = PyObject_GetAttr(obj, base_name);
+    if (found == NULL) {
+        return -1;
+    }
+    keeps = found != Py_None;
+    Py_DECREF(found);
+    return keeps;
+}
+
 static int
 field_set(IntegerField *self, PyObject *obj, PyObject *value)
 {
     if (value != NULL && PyLong_CheckExact(value) && in_range(self, value)) {
-        if (self->release != Py_None && self->set(self->field, obj, self->release) < 0) {
-            return -1;
+        if (self->release != Py_None) {
+            int keeps = may_keep(obj);
+            if (keeps < 0 || (keeps && self->set(self->field, obj, self->release) < 0)) {
+                return -1;
+            }
         }
         return self->set(self->field, obj, value);
     }
@@ -231,6 +262,13 @@ static PyType_Spec field_spec = {
 static int
 fields_exec(PyObject *module)
 {
+    if (objects_name == NULL) {
+        objects_name = PyUnicode_InternFromString("_objects");
+        base_name = PyUnicode_InternFromString("_b_base_");
+        if (objects_name == NULL || base_name == NULL) {
+            return -1;
+        }
+    }
     PyObject *type = PyType_FromSpec(&field_spec);
     if (type == NULL) {
         return -1;

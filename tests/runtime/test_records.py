@@ -404,7 +404,12 @@ def test_an_integer_member_names_its_c_type_and_takes_what_an_int_parameter_take
 
 @pytest.mark.backend
 def test_an_integer_member_still_says_its_offset_and_size(checked):
+    from cudart import _backend
+
     member = checked.cudaMemsetParams.width
+    # cudart/_fields.c where the compiled backend is built and in force, else the Python one.
+    compiled = _backend.fields_module() is not None
+    assert type(member).__module__ == ("cudart._fields" if compiled else "cudart._layout")
     assert type(member).__name__ == "IntegerField"
     fields = dict((f[0], f[1]) for f in checked.cudaMemsetParams._fields_)
     assert member.size == ctypes.sizeof(fields["width"]) == 8
