@@ -65,7 +65,7 @@ class OptionalBuildExt(build_ext):
         the rule by which `make build` left it: what the compiler would make here."""
         root = os.environ.get(PREBUILT_ENV)
         if not root or not ext.name.startswith("cudart._fast_"):
-            return False  # the hand-written _fastlaunch always compiles, proving the build
+            return False  # the hand-written extensions always compile, proving the build
         built = Path(root) / self.get_ext_filename(ext.name)
         inputs = [*ext.sources, *ext.depends]
         try:
@@ -96,7 +96,9 @@ def extensions() -> list[Extension]:
             "kernels._fastlaunch",
             "cudart/kernels/_fastlaunch.c",
             depends=["cudart/_capi.h", "cudart/_cthreads.h", "cudart/_cint.h"],
-        )
+        ),
+        # Record integer members range-checked in C (cudart/_fields.c): hand-written too.
+        _extension("_fields", "cudart/_fields.c", depends=["cudart/_capi.h", "cudart/_cthreads.h"]),
     ] + [
         _extension(
             source.stem,

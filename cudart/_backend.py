@@ -90,6 +90,12 @@ def launcher_module():
     return _extension("cudart.kernels._fastlaunch")
 
 
+def fields_module():
+    """cudart._fields (record integer members range-checked in C, cudart._layout), or None
+    where the Python descriptors serve: not built, or $CUDART_BACKEND=ctypes."""
+    return _extension("cudart._fields")
+
+
 # Whether this interpreter is a free-threaded build (it cannot take a limited-API build):
 # its ABI flags say so ("t"), as sysconfig's Py_GIL_DISABLED does, without the millisecond
 # that importing sysconfig adds to `import cudart`.

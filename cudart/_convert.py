@@ -1312,8 +1312,13 @@ def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) ->
     """An integer argument of a C type, `spec` = (low, high, C name), as an int:
     TypeError for what is no integer, OverflowError outside the range (which ctypes
     would mask or wrap)."""
+    return integer_of(value, spec, f"{function}() argument '{name}'")
+
+
+def integer_of(value: Any, spec: tuple[int, int, str], what: str) -> int:
+    """`integer` for a value `what` names: a record's integer member
+    (cudart._layout.integer_fields names it `Record.member`)."""
     low, high, c_name = spec
-    what = f"{function}() argument '{name}'"
     number = _integer_value(value, what)
     if not low <= number <= high:
         raise OverflowError(f"{what}: {number} is outside {c_name}'s range {low}..{high}")
@@ -1329,41 +1334,41 @@ def device_pointer(
     c_void_p, _as_parameter_, __int__). A handle or host memory is a TypeError, and so
     is read-only device memory where C writes (`written`: ctypes_map's
     device_address_written)."""
+    return device_pointer_of(value, spec, f"{function}() argument '{name}'", written)
+
+
+def device_pointer_of(value: Any, spec: tuple[int, int, str], what: str, written: bool) -> int:
+    """`device_pointer` for a value `what` names: a record's CUdeviceptr member
+    (cudart._layout.device_address_fields names it `Record.member`)."""
     if isinstance(value, Handle):
-        raise TypeError(
-            f"{function}() argument '{name}': a {type(value).__name__} is a handle, not a "
-            "device address"
-        )
+        raise TypeError(f"{what}: a {type(value).__name__} is a handle, not a device address")
     if isinstance(value, _CDATA):
         # A c_void_p holds an address; any other ctypes object is refused as `integer`
         # refuses it (a c_ulonglong is storage, not the value).
         if isinstance(value, c_void_p):
-            return integer(value.value or 0, spec, function, name)
-        return integer(value, spec, function, name)
+            return integer_of(value.value or 0, spec, what)
+        return integer_of(value, spec, what)
     # Device arrays before __index__: CuPy's and PyTorch's __index__ is an element's value.
     if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__"):
         memory = device_memory(value)
         if memory is not None:
             if written:
-                _refuse_read_only(memory, value, f"{function}() argument '{name}'")
-            return integer(memory[0], spec, function, name)
+                _refuse_read_only(memory, value, what)
+            return integer_of(memory[0], spec, what)
     if hasattr(type(value), "__index__"):
-        return integer(value, spec, function, name)
+        return integer_of(value, spec, what)
     if _buffer(value) is not None:
-        raise TypeError(
-            f"{function}() argument '{name}': a {type(value).__name__} is host memory, "
-            "not a device address"
-        )
+        raise TypeError(f"{what}: a {type(value).__name__} is host memory, not a device address")
     memory = device_memory(value)
     if memory is None:
         raise TypeError(
-            f"{function}() argument '{name}': must be a device address: an int or an "
-            "object with __cuda_array_interface__, __dlpack__ (CUDA memory) or __int__, "
+            f"{what}: must be a device address: an int or an object with "
+            "__cuda_array_interface__, __dlpack__ (CUDA memory) or __int__, "
             f"not {type(value).__name__}"
         )
     if written:
-        _refuse_read_only(memory, value, f"{function}() argument '{name}'")
-    return integer(memory[0], spec, function, name)
+        _refuse_read_only(memory, value, what)
+    return integer_of(memory[0], spec, what)
 
 
 def enum_argument(

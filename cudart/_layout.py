@@ -57,7 +57,7 @@ from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need it here
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     _Scalar = TypeVar("_Scalar", ctypes.c_ssize_t, ctypes.c_size_t, ctypes.c_ushort)
 
@@ -67,7 +67,9 @@ __all__ = [
     "HandleField",
     "binary_fields",
     "detached_copies",
+    "device_address_fields",
     "handle_fields",
+    "integer_fields",
     "kernel_fields",
     "memory_fields",
     "require_alignment",
@@ -384,6 +386,149 @@ def dim3_fields(cls: type, names: tuple[str, ...]) -> None:
     declared = _member_types(cls)
     for name in names:
         setattr(cls, name, Dim3Field(cls.__dict__[name], declared[name], name))
+
+
+# ---------------------------------------------------------------- integer members
+#
+# ctypes masks what an integer member cannot hold (`rec.count = 2**40` stores 0, -1 into
+# an unsigned member 2**32-1) and takes nothing but an int for a CUdeviceptr member.
+# integer_fields and device_address_fields put a descriptor over ctypes' own field that
+# stores an exact int within the C type's range as ctypes does, and sends everything
+# else to `slow`, the checked layer's conversion (cudart._convert.integer_of,
+# device_pointer_of), which names the member and the C type's range. Where it is built
+# (and $CUDART_BACKEND is not "ctypes") the descriptor is cudart._fields.IntegerField,
+# in C: a store costs little more than ctypes' own. Elsewhere it is the Python
+# IntegerField below, a property over ctypes' getter whose setter is a closure. One
+# descriptor per member and no class per member: a module holds thousands of them.
+
+
+class IntegerField(property):
+    """A record's integer member that refuses what its C type cannot hold (OverflowError)
+    and what is no integer (TypeError), as a checked integer parameter does; or, made by
+    device_address_fields, a CUdeviceptr member that takes what a checked CUdeviceptr
+    parameter takes and keeps it alive. Reading is ctypes' own getter. `offset` and
+    `size` are ctypes' field's (users and the gcc judge read Record.member.offset). The
+    Python twin of cudart._fields.IntegerField (cudart/_fields.c)."""
+
+    offset: int
+    size: int
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<IntegerField {self.name} offset={self.offset} size={self.size}>"
+
+
+def _python_member(field: Any, low: int, high: int, slow: Any, release: Any, name: str) -> Any:
+    store = field.__set__
+    if release is None:
+
+        def store_integer(obj: object, value: Any) -> None:
+            if value.__class__ is int and low <= value <= high:
+                store(obj, value)
+            else:
+                store(obj, slow(value))
+
+    else:
+
+        def store_integer(obj: object, value: Any) -> None:
+            if value.__class__ is int and low <= value <= high:
+                store(obj, release)  # an int keeps nothing: release what was kept
+                store(obj, value)
+            else:
+                store(obj, slow(value))
+
+    member = IntegerField(field.__get__, store_integer)
+    member.offset = field.offset
+    member.size = field.size
+    member.name = name
+    return member
+
+
+_descriptor: list[Any] = []  # [the IntegerField class in force], chosen on first use
+
+
+def _integer_member(cls: type, name: str, low: int, high: int, slow: Any, release: Any) -> None:
+    if not _descriptor:
+        from ._backend import fields_module
+
+        compiled = fields_module()
+        _descriptor.append(_python_member if compiled is None else compiled.IntegerField)
+    setattr(cls, name, _descriptor[0](cls.__dict__[name], low, high, slow, release, name))
+
+
+def _integer_slow(spec: tuple[int, int, str], what: str) -> Any:
+    from ._convert import integer_of
+
+    return lambda value: integer_of(value, spec, what)
+
+
+# A CUdeviceptr that keeps nothing alive: storing it replaces what ctypes kept for the
+# member, which storing an int leaves in place (ctypes keeps nothing for an int).
+_KEEPS_NOTHING = ctypes.c_ulonglong.from_buffer(bytearray(8))
+
+
+class _HeldAddress(ctypes.c_ulonglong):
+    """A CUdeviceptr's value that carries the Python object it came from."""
+
+
+def _device_address_slow(spec: tuple[int, int, str], what: str, written: bool) -> Any:
+    from ._convert import device_pointer_of
+
+    def convert(value: object) -> ctypes.c_ulonglong:
+        # A c_ulonglong of the address that keeps `value` alive in whatever record (or
+        # record enclosing it) it is stored into: ctypes keeps what a from_buffer object
+        # was made from there, and a later store of another kept object replaces it.
+        held = _HeldAddress(device_pointer_of(value, spec, what, written))
+        held.source = value  # type: ignore[attr-defined]
+        return ctypes.c_ulonglong.from_buffer(held)
+
+    return convert
+
+
+def integer_fields(cls: type, ranges: dict[str, tuple[int, int, str]]) -> None:
+    """Make the named integer members of `cls` refuse what their C type cannot hold:
+    `ranges` maps each to (low, high, C name), the checked layer's facts
+    (generator/ctypes_map.py integer_range). Call it right after `cls._fields_` is set."""
+    declared = _member_types(cls)
+    for name, spec in ranges.items():
+        ctype = declared.get(name)
+        if not (isinstance(ctype, type) and issubclass(ctype, _INTEGER_TYPES)):
+            raise LayoutError(f"{cls.__name__}.{name} is not an integer member")
+        slow = _integer_slow(spec, f"{cls.__name__}.{name}")
+        _integer_member(cls, name, spec[0], spec[1], slow, None)
+
+
+def device_address_fields(
+    cls: type, ranges: dict[str, tuple[int, int, str]], written: tuple[str, ...] = ()
+) -> None:
+    """Make the named CUdeviceptr members of `cls` take what a checked CUdeviceptr
+    parameter takes (an int, a device array, a DLPack producer of CUDA memory, an
+    object with __int__), keeping it alive until the member is stored again; `written`
+    members (a copy's or a memset's destination) refuse read-only device memory. Call
+    it right after `cls._fields_` is set."""
+    declared = _member_types(cls)
+    for name, spec in ranges.items():
+        if declared.get(name) is not ctypes.c_ulonglong:
+            raise LayoutError(f"{cls.__name__}.{name} is not a CUdeviceptr member")
+        slow = _device_address_slow(spec, f"{cls.__name__}.{name}", name in written)
+        _integer_member(cls, name, spec[0], spec[1], slow, _KEEPS_NOTHING)
+
+
+# ctypes' integer scalars (c_bool among them, a C _Bool); c_char reads as bytes and
+# range-checks an int itself.
+_INTEGER_TYPES = (
+    ctypes.c_byte,
+    ctypes.c_ubyte,
+    ctypes.c_short,
+    ctypes.c_ushort,
+    ctypes.c_int,
+    ctypes.c_uint,
+    ctypes.c_long,
+    ctypes.c_ulong,
+    ctypes.c_longlong,
+    ctypes.c_ulonglong,
+    ctypes.c_bool,
+)
 
 
 def _member_types(cls: type) -> dict[str, type]:

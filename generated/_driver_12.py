@@ -219,6 +219,8 @@ from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import handle_fields
+from cudart._layout import integer_fields
+from cudart._layout import device_address_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -12536,6 +12538,78 @@ if _VERSION == 12090:
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_CUaccessProperty = (0, 4294967295, "CUaccessProperty")
+_range_CUarraySparseSubresourceType = (0, 4294967295, "CUarraySparseSubresourceType")
+_range_CUarray_format = (0, 4294967295, "CUarray_format")
+if _VERSION >= 12040:
+    _range_CUasyncNotificationType = (0, 4294967295, "CUasyncNotificationType")
+if _VERSION >= 12050:
+    _range_CUcigDataType = (0, 4294967295, "CUcigDataType")
+_range_CUclusterSchedulingPolicy = (0, 4294967295, "CUclusterSchedulingPolicy")
+if _VERSION >= 12040:
+    _range_CUdevResourceType = (0, 4294967295, "CUdevResourceType")
+_range_CUdeviceptr_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "CUdeviceptr (unsigned long long)",
+)
+_range_CUexecAffinityType = (0, 4294967295, "CUexecAffinityType")
+_range_CUexternalMemoryHandleType = (0, 4294967295, "CUexternalMemoryHandleType")
+_range_CUexternalSemaphoreHandleType = (0, 4294967295, "CUexternalSemaphoreHandleType")
+_range_CUfilter_mode = (0, 4294967295, "CUfilter_mode")
+if _VERSION == 12090:
+    _range_CUgraphChildGraphNodeOwnership = (0, 4294967295, "CUgraphChildGraphNodeOwnership")
+if _VERSION >= 12030:
+    _range_CUgraphConditionalHandle_unsigned_long = (
+        0,
+        18446744073709551615,
+        "CUgraphConditionalHandle (unsigned long)",
+    )
+    _range_CUgraphConditionalNodeType = (0, 4294967295, "CUgraphConditionalNodeType")
+_range_CUgraphExecUpdateResult = (0, 4294967295, "CUgraphExecUpdateResult")
+_range_CUgraphInstantiateResult = (0, 4294967295, "CUgraphInstantiateResult")
+if _VERSION >= 12020:
+    _range_CUgraphNodeType = (0, 4294967295, "CUgraphNodeType")
+_range_CUlaunchAttributeID = (0, 4294967295, "CUlaunchAttributeID")
+_range_CUlaunchMemSyncDomain = (0, 4294967295, "CUlaunchMemSyncDomain")
+_range_CUmemAccess_flags = (0, 4294967295, "CUmemAccess_flags")
+_range_CUmemAllocationHandleType = (0, 4294967295, "CUmemAllocationHandleType")
+_range_CUmemAllocationType = (0, 4294967295, "CUmemAllocationType")
+if _VERSION >= 12080:
+    _range_CUmemDecompressAlgorithm = (0, 4294967295, "CUmemDecompressAlgorithm")
+_range_CUmemGenericAllocationHandle_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "CUmemGenericAllocationHandle (unsigned long long)",
+)
+_range_CUmemHandleType = (0, 4294967295, "CUmemHandleType")
+_range_CUmemLocationType = (0, 4294967295, "CUmemLocationType")
+_range_CUmemOperationType = (0, 4294967295, "CUmemOperationType")
+if _VERSION >= 12080:
+    _range_CUmemcpy3DOperandType = (0, 4294967295, "CUmemcpy3DOperandType")
+    _range_CUmemcpySrcAccessOrder = (0, 4294967295, "CUmemcpySrcAccessOrder")
+_range_CUmemorytype = (0, 4294967295, "CUmemorytype")
+_range_CUresourceViewFormat = (0, 4294967295, "CUresourceViewFormat")
+_range_CUresourcetype = (0, 4294967295, "CUresourcetype")
+_range_CUstreamBatchMemOpType = (0, 4294967295, "CUstreamBatchMemOpType")
+_range_CUsynchronizationPolicy = (0, 4294967295, "CUsynchronizationPolicy")
+_range_cuuint32_t_unsigned_int = (0, 4294967295, "cuuint32_t (unsigned int)")
+_range_cuuint64_t_unsigned_long = (0, 18446744073709551615, "cuuint64_t (unsigned long)")
+_range_int = (-2147483648, 2147483647, "int")
+if _VERSION >= 12020:
+    _range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
 
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
@@ -12565,6 +12639,23 @@ CUstreamMemOpWaitValueParams_st._fields_ = [
     ("flags", c_uint),
     ("alias", CUdeviceptr),
 ]
+integer_fields(
+    CUstreamMemOpWaitValueParams_st,
+    {
+        "operation": _range_CUstreamBatchMemOpType,
+        "value": _range_cuuint32_t_unsigned_int,
+        "value64": _range_cuuint64_t_unsigned_long,
+        "flags": _range_unsigned_int,
+    },
+)
+device_address_fields(
+    CUstreamMemOpWaitValueParams_st,
+    {
+        "address": _range_CUdeviceptr_unsigned_long_long,
+        "alias": _range_CUdeviceptr_unsigned_long_long,
+    },
+    (),
+)
 CUstreamMemOpWriteValueParams_st__anon0._fields_ = [
     ("value", cuuint32_t),
     ("value64", cuuint64_t),
@@ -12577,14 +12668,39 @@ CUstreamMemOpWriteValueParams_st._fields_ = [
     ("flags", c_uint),
     ("alias", CUdeviceptr),
 ]
+integer_fields(
+    CUstreamMemOpWriteValueParams_st,
+    {
+        "operation": _range_CUstreamBatchMemOpType,
+        "value": _range_cuuint32_t_unsigned_int,
+        "value64": _range_cuuint64_t_unsigned_long,
+        "flags": _range_unsigned_int,
+    },
+)
+device_address_fields(
+    CUstreamMemOpWriteValueParams_st,
+    {
+        "address": _range_CUdeviceptr_unsigned_long_long,
+        "alias": _range_CUdeviceptr_unsigned_long_long,
+    },
+    (),
+)
 CUstreamMemOpFlushRemoteWritesParams_st._fields_ = [
     ("operation", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUstreamMemOpFlushRemoteWritesParams_st,
+    {"operation": _range_CUstreamBatchMemOpType, "flags": _range_unsigned_int},
+)
 CUstreamMemOpMemoryBarrierParams_st._fields_ = [
     ("operation", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUstreamMemOpMemoryBarrierParams_st,
+    {"operation": _range_CUstreamBatchMemOpType, "flags": _range_unsigned_int},
+)
 CUstreamBatchMemOpParams_union._fields_ = [
     ("operation", c_uint),
     ("waitValue", CUstreamMemOpWaitValueParams_st),
@@ -12593,6 +12709,7 @@ CUstreamBatchMemOpParams_union._fields_ = [
     ("memoryBarrier", CUstreamMemOpMemoryBarrierParams_st),
     ("pad", cuuint64_t * 6),
 ]
+integer_fields(CUstreamBatchMemOpParams_union, {"operation": _range_CUstreamBatchMemOpType})
 if _VERSION <= 12010:
     CUDA_BATCH_MEM_OP_NODE_PARAMS_st._fields_ = [
         ("ctx", CUcontext),
@@ -12601,6 +12718,9 @@ if _VERSION <= 12010:
         ("flags", c_uint),
     ]
     handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_st, "ctx")
+    integer_fields(
+        CUDA_BATCH_MEM_OP_NODE_PARAMS_st, {"count": _range_unsigned_int, "flags": _range_unsigned_int}
+    )
 if _VERSION >= 12020:
     CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st._fields_ = [
         ("ctx", CUcontext),
@@ -12609,6 +12729,10 @@ if _VERSION >= 12020:
         ("flags", c_uint),
     ]
     handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, "ctx")
+    integer_fields(
+        CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st,
+        {"count": _range_unsigned_int, "flags": _range_unsigned_int},
+    )
     CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields_ = [
         ("ctx", CUcontext),
         ("count", c_uint),
@@ -12616,10 +12740,17 @@ if _VERSION >= 12020:
         ("flags", c_uint),
     ]
     handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, "ctx")
+    integer_fields(
+        CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st,
+        {"count": _range_unsigned_int, "flags": _range_unsigned_int},
+    )
 if _VERSION >= 12040:
     CUasyncNotificationInfo_st_info_overBudget._fields_ = [
         ("bytesOverBudget", c_ulonglong),
     ]
+    integer_fields(
+        CUasyncNotificationInfo_st_info_overBudget, {"bytesOverBudget": _range_unsigned_long_long}
+    )
     CUasyncNotificationInfo_st_info._fields_ = [
         ("overBudget", CUasyncNotificationInfo_st_info_overBudget),
     ]
@@ -12627,6 +12758,7 @@ if _VERSION >= 12040:
         ("type", c_uint),
         ("info", CUasyncNotificationInfo_st_info),
     ]
+    integer_fields(CUasyncNotificationInfo_st, {"type": _range_CUasyncNotificationType})
 CUdevprop_st._fields_ = [
     ("maxThreadsPerBlock", c_int),
     ("maxThreadsDim", c_int * 3),
@@ -12639,6 +12771,19 @@ CUdevprop_st._fields_ = [
     ("clockRate", c_int),
     ("textureAlign", c_int),
 ]
+integer_fields(
+    CUdevprop_st,
+    {
+        "maxThreadsPerBlock": _range_int,
+        "sharedMemPerBlock": _range_int,
+        "totalConstantMemory": _range_int,
+        "SIMDWidth": _range_int,
+        "memPitch": _range_int,
+        "regsPerBlock": _range_int,
+        "clockRate": _range_int,
+        "textureAlign": _range_int,
+    },
+)
 CUaccessPolicyWindow_st._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -12647,6 +12792,14 @@ CUaccessPolicyWindow_st._fields_ = [
     ("missProp", c_uint),
 ]
 memory_fields(CUaccessPolicyWindow_st, "base_ptr")
+integer_fields(
+    CUaccessPolicyWindow_st,
+    {
+        "num_bytes": _range_size_t,
+        "hitProp": _range_CUaccessProperty,
+        "missProp": _range_CUaccessProperty,
+    },
+)
 CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -12660,6 +12813,18 @@ CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_st, ("func",), ("kernelParams",))
+integer_fields(
+    CUDA_KERNEL_NODE_PARAMS_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -12676,6 +12841,18 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
 handle_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, "ctx")
+integer_fields(
+    CUDA_KERNEL_NODE_PARAMS_v2_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 if _VERSION >= 12020:
     CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
         ("func", CUfunction),
@@ -12693,6 +12870,18 @@ if _VERSION >= 12020:
     ]
     kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
     handle_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, "ctx")
+    integer_fields(
+        CUDA_KERNEL_NODE_PARAMS_v3_st,
+        {
+            "gridDimX": _range_unsigned_int,
+            "gridDimY": _range_unsigned_int,
+            "gridDimZ": _range_unsigned_int,
+            "blockDimX": _range_unsigned_int,
+            "blockDimY": _range_unsigned_int,
+            "blockDimZ": _range_unsigned_int,
+            "sharedMemBytes": _range_unsigned_int,
+        },
+    )
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -12701,6 +12890,19 @@ CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+integer_fields(
+    CUDA_MEMSET_NODE_PARAMS_st,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMSET_NODE_PARAMS_st, {"dst": _range_CUdeviceptr_unsigned_long_long}, ("dst",)
+)
 if _VERSION >= 12020:
     CUDA_MEMSET_NODE_PARAMS_v2_st._fields_ = [
         ("dst", CUdeviceptr),
@@ -12712,6 +12914,19 @@ if _VERSION >= 12020:
         ("ctx", CUcontext),
     ]
     handle_fields(CUDA_MEMSET_NODE_PARAMS_v2_st, "ctx")
+    integer_fields(
+        CUDA_MEMSET_NODE_PARAMS_v2_st,
+        {
+            "pitch": _range_size_t,
+            "value": _range_unsigned_int,
+            "elementSize": _range_unsigned_int,
+            "width": _range_size_t,
+            "height": _range_size_t,
+        },
+    )
+    device_address_fields(
+        CUDA_MEMSET_NODE_PARAMS_v2_st, {"dst": _range_CUdeviceptr_unsigned_long_long}, ("dst",)
+    )
 CUDA_HOST_NODE_PARAMS_st._fields_ = [
     ("fn", CUhostFn),
     ("userData", c_void_p),
@@ -12732,12 +12947,28 @@ if _VERSION >= 12030:
         ("ctx", CUcontext),
     ]
     handle_fields(CUDA_CONDITIONAL_NODE_PARAMS, "ctx")
+    integer_fields(
+        CUDA_CONDITIONAL_NODE_PARAMS,
+        {
+            "handle": _range_CUgraphConditionalHandle_unsigned_long,
+            "type": _range_CUgraphConditionalNodeType,
+            "size": _range_unsigned_int,
+        },
+    )
     CUgraphEdgeData_st._fields_ = [
         ("from_port", c_ubyte),
         ("to_port", c_ubyte),
         ("type", c_ubyte),
         ("reserved", c_ubyte * 5),
     ]
+    integer_fields(
+        CUgraphEdgeData_st,
+        {
+            "from_port": _range_unsigned_char,
+            "to_port": _range_unsigned_char,
+            "type": _range_unsigned_char,
+        },
+    )
 CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("flags", cuuint64_t),
     ("hUploadStream", CUstream),
@@ -12745,39 +12976,62 @@ CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("result_out", c_uint),
 ]
 handle_fields(CUDA_GRAPH_INSTANTIATE_PARAMS_st, "hUploadStream", "hErrNode_out")
+integer_fields(
+    CUDA_GRAPH_INSTANTIATE_PARAMS_st,
+    {"flags": _range_cuuint64_t_unsigned_long, "result_out": _range_CUgraphInstantiateResult},
+)
 CUlaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
 ]
+integer_fields(
+    CUlaunchMemSyncDomainMap_st, {"default_": _range_unsigned_char, "remote": _range_unsigned_char}
+)
 CUlaunchAttributeValue_union_clusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    CUlaunchAttributeValue_union_clusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 CUlaunchAttributeValue_union_programmaticEvent._fields_ = [
     ("event", CUevent),
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
 handle_fields(CUlaunchAttributeValue_union_programmaticEvent, "event")
+integer_fields(
+    CUlaunchAttributeValue_union_programmaticEvent,
+    {"flags": _range_int, "triggerAtBlockStart": _range_int},
+)
 if _VERSION >= 12030:
     CUlaunchAttributeValue_union_launchCompletionEvent._fields_ = [
         ("event", CUevent),
         ("flags", c_int),
     ]
     handle_fields(CUlaunchAttributeValue_union_launchCompletionEvent, "event")
+    integer_fields(CUlaunchAttributeValue_union_launchCompletionEvent, {"flags": _range_int})
 if _VERSION >= 12080:
     CUlaunchAttributeValue_union_preferredClusterDim._fields_ = [
         ("x", c_uint),
         ("y", c_uint),
         ("z", c_uint),
     ]
+    integer_fields(
+        CUlaunchAttributeValue_union_preferredClusterDim,
+        {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+    )
 if _VERSION >= 12040:
     CUlaunchAttributeValue_union_deviceUpdatableKernelNode._fields_ = [
         ("deviceUpdatable", c_int),
         ("devNode", CUgraphDeviceNode),
     ]
     handle_fields(CUlaunchAttributeValue_union_deviceUpdatableKernelNode, "devNode")
+    integer_fields(
+        CUlaunchAttributeValue_union_deviceUpdatableKernelNode, {"deviceUpdatable": _range_int}
+    )
 CUlaunchAttributeValue_union._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", CUaccessPolicyWindow),
@@ -12820,12 +13074,31 @@ CUlaunchAttributeValue_union._fields_ = [
     ),
 ]
 binary_fields(CUlaunchAttributeValue_union, "pad")
+integer_fields(
+    CUlaunchAttributeValue_union,
+    {
+        "cooperative": _range_int,
+        "syncPolicy": _range_CUsynchronizationPolicy,
+        "clusterSchedulingPolicyPreference": _range_CUclusterSchedulingPolicy,
+        "programmaticStreamSerializationAllowed": _range_int,
+        "priority": _range_int,
+        "memSyncDomain": _range_CUlaunchMemSyncDomain,
+        **(
+            {
+                "sharedMemCarveout": _range_unsigned_int,
+            }
+            if _VERSION >= 12050
+            else {}
+        ),
+    },
+)
 CUlaunchAttribute_st._fields_ = [
     ("id", c_uint),
     ("pad", c_char * 4),
     ("value", CUlaunchAttributeValue),
 ]
 binary_fields(CUlaunchAttribute_st, "pad")
+integer_fields(CUlaunchAttribute_st, {"id": _range_CUlaunchAttributeID})
 CUlaunchConfig_st._fields_ = [
     ("gridDimX", c_uint),
     ("gridDimY", c_uint),
@@ -12839,9 +13112,23 @@ CUlaunchConfig_st._fields_ = [
     ("numAttrs", c_uint),
 ]
 handle_fields(CUlaunchConfig_st, "hStream")
+integer_fields(
+    CUlaunchConfig_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+        "numAttrs": _range_unsigned_int,
+    },
+)
 CUexecAffinitySmCount_st._fields_ = [
     ("val", c_uint),
 ]
+integer_fields(CUexecAffinitySmCount_st, {"val": _range_unsigned_int})
 CUexecAffinityParam_st_param._fields_ = [
     ("smCount", CUexecAffinitySmCount),
 ]
@@ -12849,17 +13136,20 @@ CUexecAffinityParam_st._fields_ = [
     ("type", c_uint),
     ("param", CUexecAffinityParam_st_param),
 ]
+integer_fields(CUexecAffinityParam_st, {"type": _range_CUexecAffinityType})
 if _VERSION >= 12050:
     CUctxCigParam_st._fields_ = [
         ("sharedDataType", c_uint),
         ("sharedData", c_void_p),
     ]
     memory_fields(CUctxCigParam_st, "sharedData")
+    integer_fields(CUctxCigParam_st, {"sharedDataType": _range_CUcigDataType})
     CUctxCreateParams_st._fields_ = [
         ("execAffinityParams", POINTER(CUexecAffinityParam)),
         ("numExecAffinityParams", c_int),
         ("cigParams", POINTER(CUctxCigParam)),
     ]
+    integer_fields(CUctxCreateParams_st, {"numExecAffinityParams": _range_int})
 CUlibraryHostUniversalFunctionAndDataTable_st._fields_ = [
     ("functionTable", c_void_p),
     ("functionWindowSize", c_size_t),
@@ -12867,6 +13157,10 @@ CUlibraryHostUniversalFunctionAndDataTable_st._fields_ = [
     ("dataWindowSize", c_size_t),
 ]
 memory_fields(CUlibraryHostUniversalFunctionAndDataTable_st, "functionTable", "dataTable")
+integer_fields(
+    CUlibraryHostUniversalFunctionAndDataTable_st,
+    {"functionWindowSize": _range_size_t, "dataWindowSize": _range_size_t},
+)
 CUDA_MEMCPY2D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -12887,6 +13181,29 @@ CUDA_MEMCPY2D_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY2D_st, "srcHost", "dstHost")
 handle_fields(CUDA_MEMCPY2D_st, "srcArray", "dstArray")
+integer_fields(
+    CUDA_MEMCPY2D_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY2D_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 CUDA_MEMCPY3D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -12916,6 +13233,36 @@ CUDA_MEMCPY3D_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY3D_st, "srcHost", "reserved0", "dstHost", "reserved1")
 handle_fields(CUDA_MEMCPY3D_st, "srcArray", "dstArray")
+integer_fields(
+    CUDA_MEMCPY3D_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcZ": _range_size_t,
+        "srcLOD": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "srcHeight": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstZ": _range_size_t,
+        "dstLOD": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "dstHeight": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY3D_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -12945,6 +13292,36 @@ CUDA_MEMCPY3D_PEER_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY3D_PEER_st, "srcHost", "dstHost")
 handle_fields(CUDA_MEMCPY3D_PEER_st, "srcArray", "srcContext", "dstArray", "dstContext")
+integer_fields(
+    CUDA_MEMCPY3D_PEER_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcZ": _range_size_t,
+        "srcLOD": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "srcHeight": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstZ": _range_size_t,
+        "dstLOD": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "dstHeight": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY3D_PEER_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 if _VERSION >= 12020:
     CUDA_MEMCPY_NODE_PARAMS_st._fields_ = [
         ("flags", c_int),
@@ -12953,12 +13330,22 @@ if _VERSION >= 12020:
         ("copyParams", CUDA_MEMCPY3D),
     ]
     handle_fields(CUDA_MEMCPY_NODE_PARAMS_st, "copyCtx")
+    integer_fields(CUDA_MEMCPY_NODE_PARAMS_st, {"flags": _range_int, "reserved": _range_int})
 CUDA_ARRAY_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
     ("Format", c_uint),
     ("NumChannels", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY_DESCRIPTOR_st,
+    {
+        "Width": _range_size_t,
+        "Height": _range_size_t,
+        "Format": _range_CUarray_format,
+        "NumChannels": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY3D_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
@@ -12967,11 +13354,26 @@ CUDA_ARRAY3D_DESCRIPTOR_st._fields_ = [
     ("NumChannels", c_uint),
     ("Flags", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY3D_DESCRIPTOR_st,
+    {
+        "Width": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+        "Format": _range_CUarray_format,
+        "NumChannels": _range_unsigned_int,
+        "Flags": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
     ("depth", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent,
+    {"width": _range_unsigned_int, "height": _range_unsigned_int, "depth": _range_unsigned_int},
+)
 CUDA_ARRAY_SPARSE_PROPERTIES_st._fields_ = [
     ("tileExtent", CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent),
     ("miptailFirstLevel", c_uint),
@@ -12979,11 +13381,22 @@ CUDA_ARRAY_SPARSE_PROPERTIES_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    CUDA_ARRAY_SPARSE_PROPERTIES_st,
+    {
+        "miptailFirstLevel": _range_unsigned_int,
+        "miptailSize": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st._fields_ = [
     ("size", c_size_t),
     ("alignment", c_size_t),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    CUDA_ARRAY_MEMORY_REQUIREMENTS_st, {"size": _range_size_t, "alignment": _range_size_t}
+)
 CUDA_RESOURCE_DESC_st_res_array._fields_ = [
     ("hArray", CUarray),
 ]
@@ -12998,6 +13411,17 @@ CUDA_RESOURCE_DESC_st_res_linear._fields_ = [
     ("numChannels", c_uint),
     ("sizeInBytes", c_size_t),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st_res_linear,
+    {
+        "format": _range_CUarray_format,
+        "numChannels": _range_unsigned_int,
+        "sizeInBytes": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_RESOURCE_DESC_st_res_linear, {"devPtr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_RESOURCE_DESC_st_res_pitch2D._fields_ = [
     ("devPtr", CUdeviceptr),
     ("format", c_uint),
@@ -13006,6 +13430,19 @@ CUDA_RESOURCE_DESC_st_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st_res_pitch2D,
+    {
+        "format": _range_CUarray_format,
+        "numChannels": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "pitchInBytes": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_RESOURCE_DESC_st_res_pitch2D, {"devPtr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_RESOURCE_DESC_st_res_reserved._fields_ = [
     ("reserved", c_int * 32),
 ]
@@ -13021,6 +13458,9 @@ CUDA_RESOURCE_DESC_st._fields_ = [
     ("res", CUDA_RESOURCE_DESC_st_res),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st, {"resType": _range_CUresourcetype, "flags": _range_unsigned_int}
+)
 CUDA_TEXTURE_DESC_st._fields_ = [
     ("addressMode", c_uint * 3),
     ("filterMode", c_uint),
@@ -13033,6 +13473,15 @@ CUDA_TEXTURE_DESC_st._fields_ = [
     ("borderColor", c_float * 4),
     ("reserved", c_int * 12),
 ]
+integer_fields(
+    CUDA_TEXTURE_DESC_st,
+    {
+        "filterMode": _range_CUfilter_mode,
+        "flags": _range_unsigned_int,
+        "maxAnisotropy": _range_unsigned_int,
+        "mipmapFilterMode": _range_CUfilter_mode,
+    },
+)
 CUDA_RESOURCE_VIEW_DESC_st._fields_ = [
     ("format", c_uint),
     ("width", c_size_t),
@@ -13044,6 +13493,19 @@ CUDA_RESOURCE_VIEW_DESC_st._fields_ = [
     ("lastLayer", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_RESOURCE_VIEW_DESC_st,
+    {
+        "format": _range_CUresourceViewFormat,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "depth": _range_size_t,
+        "firstMipmapLevel": _range_unsigned_int,
+        "lastMipmapLevel": _range_unsigned_int,
+        "firstLayer": _range_unsigned_int,
+        "lastLayer": _range_unsigned_int,
+    },
+)
 CUtensorMap_st._fields_ = [
     ("opaque", cuuint64_t * 16),
 ]
@@ -13052,6 +13514,10 @@ CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st._fields_ = [
     ("p2pToken", c_ulonglong),
     ("vaSpaceToken", c_uint),
 ]
+integer_fields(
+    CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st,
+    {"p2pToken": _range_unsigned_long_long, "vaSpaceToken": _range_unsigned_int},
+)
 CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("function", CUfunction),
     ("gridDimX", c_uint),
@@ -13065,6 +13531,18 @@ CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
 ]
 handle_fields(CUDA_LAUNCH_PARAMS_st, "function", "hStream")
+integer_fields(
+    CUDA_LAUNCH_PARAMS_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -13076,6 +13554,7 @@ CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle._fields_ = [
     ("nvSciBufObject", c_void_p),
 ]
 memory_fields(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, "nvSciBufObject")
+integer_fields(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, {"fd": _range_int})
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st._fields_ = [
     ("type", c_uint),
     ("handle", CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle),
@@ -13083,18 +13562,38 @@ CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st,
+    {
+        "type": _range_CUexternalMemoryHandleType,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st._fields_ = [
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st,
+    {
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st._fields_ = [
     ("offset", c_ulonglong),
     ("arrayDesc", CUDA_ARRAY3D_DESCRIPTOR),
     ("numLevels", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st,
+    {"offset": _range_unsigned_long_long, "numLevels": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -13106,23 +13605,38 @@ CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle._fields_ = [
     ("nvSciSyncObj", c_void_p),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, "nvSciSyncObj")
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, {"fd": _range_int})
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st._fields_ = [
     ("type", c_uint),
     ("handle", CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st,
+    {"type": _range_CUexternalSemaphoreHandleType, "flags": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, {"value": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, "fence")
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync,
+    {"reserved": _range_unsigned_long_long},
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, {"key": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params._fields_ = [
     ("fence", CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence),
     ("nvSciSync", CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync),
@@ -13134,18 +13648,29 @@ CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, {"flags": _range_unsigned_int})
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, {"value": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, "fence")
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex,
+    {"key": _range_unsigned_long_long, "timeoutMs": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params._fields_ = [
     ("fence", CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence),
     ("nvSciSync", CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync),
@@ -13157,28 +13682,33 @@ CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, {"flags": _range_unsigned_int})
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st._fields_ = [
     ("extSemArray", POINTER(CUexternalSemaphore)),
     ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)),
     ("numExtSems", c_uint),
 ]
+integer_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 12020:
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st._fields_ = [
         ("extSemArray", POINTER(CUexternalSemaphore)),
         ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)),
         ("numExtSems", c_uint),
     ]
+    integer_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, {"numExtSems": _range_unsigned_int})
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st._fields_ = [
     ("extSemArray", POINTER(CUexternalSemaphore)),
     ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)),
     ("numExtSems", c_uint),
 ]
+integer_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 12020:
     CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st._fields_ = [
         ("extSemArray", POINTER(CUexternalSemaphore)),
         ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)),
         ("numExtSems", c_uint),
     ]
+    integer_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, {"numExtSems": _range_unsigned_int})
 CUarrayMapInfo_st_resource._fields_ = [
     ("mipmap", CUmipmappedArray),
     ("array", CUarray),
@@ -13194,11 +13724,32 @@ CUarrayMapInfo_st_subresource_sparseLevel._fields_ = [
     ("extentHeight", c_uint),
     ("extentDepth", c_uint),
 ]
+integer_fields(
+    CUarrayMapInfo_st_subresource_sparseLevel,
+    {
+        "level": _range_unsigned_int,
+        "layer": _range_unsigned_int,
+        "offsetX": _range_unsigned_int,
+        "offsetY": _range_unsigned_int,
+        "offsetZ": _range_unsigned_int,
+        "extentWidth": _range_unsigned_int,
+        "extentHeight": _range_unsigned_int,
+        "extentDepth": _range_unsigned_int,
+    },
+)
 CUarrayMapInfo_st_subresource_miptail._fields_ = [
     ("layer", c_uint),
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
 ]
+integer_fields(
+    CUarrayMapInfo_st_subresource_miptail,
+    {
+        "layer": _range_unsigned_int,
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+    },
+)
 CUarrayMapInfo_st_subresource._fields_ = [
     ("sparseLevel", CUarrayMapInfo_st_subresource_sparseLevel),
     ("miptail", CUarrayMapInfo_st_subresource_miptail),
@@ -13206,6 +13757,10 @@ CUarrayMapInfo_st_subresource._fields_ = [
 CUarrayMapInfo_st_memHandle._fields_ = [
     ("memHandle", CUmemGenericAllocationHandle),
 ]
+integer_fields(
+    CUarrayMapInfo_st_memHandle,
+    {"memHandle": _range_CUmemGenericAllocationHandle_unsigned_long_long},
+)
 CUarrayMapInfo_st._fields_ = [
     ("resourceType", c_uint),
     ("resource", CUarrayMapInfo_st_resource),
@@ -13219,16 +13774,37 @@ CUarrayMapInfo_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 2),
 ]
+integer_fields(
+    CUarrayMapInfo_st,
+    {
+        "resourceType": _range_CUresourcetype,
+        "subresourceType": _range_CUarraySparseSubresourceType,
+        "memOperationType": _range_CUmemOperationType,
+        "memHandleType": _range_CUmemHandleType,
+        "offset": _range_unsigned_long_long,
+        "deviceBitMask": _range_unsigned_int,
+        "flags": _range_unsigned_int,
+    },
+)
 CUmemLocation_st._fields_ = [
     ("type", c_uint),
     ("id", c_int),
 ]
+integer_fields(CUmemLocation_st, {"type": _range_CUmemLocationType, "id": _range_int})
 CUmemAllocationProp_st_allocFlags._fields_ = [
     ("compressionType", c_ubyte),
     ("gpuDirectRDMACapable", c_ubyte),
     ("usage", c_ushort),
     ("reserved", c_ubyte * 4),
 ]
+integer_fields(
+    CUmemAllocationProp_st_allocFlags,
+    {
+        "compressionType": _range_unsigned_char,
+        "gpuDirectRDMACapable": _range_unsigned_char,
+        "usage": _range_unsigned_short,
+    },
+)
 CUmemAllocationProp_st._fields_ = [
     ("type", c_uint),
     ("requestedHandleTypes", c_uint),
@@ -13237,6 +13813,10 @@ CUmemAllocationProp_st._fields_ = [
     ("allocFlags", CUmemAllocationProp_st_allocFlags),
 ]
 memory_fields(CUmemAllocationProp_st, "win32HandleMetaData")
+integer_fields(
+    CUmemAllocationProp_st,
+    {"type": _range_CUmemAllocationType, "requestedHandleTypes": _range_CUmemAllocationHandleType},
+)
 if _VERSION >= 12010:
     CUmulticastObjectProp_st._fields_ = [
         ("numDevices", c_uint),
@@ -13244,16 +13824,27 @@ if _VERSION >= 12010:
         ("handleTypes", c_ulonglong),
         ("flags", c_ulonglong),
     ]
+    integer_fields(
+        CUmulticastObjectProp_st,
+        {
+            "numDevices": _range_unsigned_int,
+            "size": _range_size_t,
+            "handleTypes": _range_unsigned_long_long,
+            "flags": _range_unsigned_long_long,
+        },
+    )
 CUmemAccessDesc_st._fields_ = [
     ("location", CUmemLocation),
     ("flags", c_uint),
 ]
+integer_fields(CUmemAccessDesc_st, {"flags": _range_CUmemAccess_flags})
 CUgraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", CUgraphNode),
     ("errorFromNode", CUgraphNode),
 ]
 handle_fields(CUgraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
+integer_fields(CUgraphExecUpdateResultInfo_st, {"result": _range_CUgraphExecUpdateResult})
 CUmemPoolProps_st._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -13290,6 +13881,27 @@ CUmemPoolProps_st._fields_ = [
     ),
 ]
 memory_fields(CUmemPoolProps_st, "win32SecurityAttributes")
+if _VERSION <= 12010:
+    integer_fields(
+        CUmemPoolProps_st,
+        {"allocType": _range_CUmemAllocationType, "handleTypes": _range_CUmemAllocationHandleType},
+    )
+if _VERSION >= 12020:
+    integer_fields(
+        CUmemPoolProps_st,
+        {
+            "allocType": _range_CUmemAllocationType,
+            "handleTypes": _range_CUmemAllocationHandleType,
+            "maxSize": _range_size_t,
+            **(
+                {
+                    "usage": _range_unsigned_short,
+                }
+                if _VERSION >= 12060
+                else {}
+            ),
+        },
+    )
 CUmemPoolPtrExportData_st._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -13301,50 +13913,13 @@ if _VERSION <= 12010:
         ("bytesize", c_size_t),
         ("dptr", CUdeviceptr),
     ]
-if _VERSION == 12090:
-    CUmemcpyAttributes_st._fields_ = [
-        ("srcAccessOrder", c_uint),
-        ("srcLocHint", CUmemLocation),
-        ("dstLocHint", CUmemLocation),
-        ("flags", c_uint),
-    ]
-    CUoffset3D_st._fields_ = [
-        ("x", c_size_t),
-        ("y", c_size_t),
-        ("z", c_size_t),
-    ]
-    CUextent3D_st._fields_ = [
-        ("width", c_size_t),
-        ("height", c_size_t),
-        ("depth", c_size_t),
-    ]
-    CUmemcpy3DOperand_st_op_ptr._fields_ = [
-        ("ptr", CUdeviceptr),
-        ("rowLength", c_size_t),
-        ("layerHeight", c_size_t),
-        ("locHint", CUmemLocation),
-    ]
-    CUmemcpy3DOperand_st_op_array._fields_ = [
-        ("array", CUarray),
-        ("offset", CUoffset3D),
-    ]
-    handle_fields(CUmemcpy3DOperand_st_op_array, "array")
-    CUmemcpy3DOperand_st_op._fields_ = [
-        ("ptr", CUmemcpy3DOperand_st_op_ptr),
-        ("array", CUmemcpy3DOperand_st_op_array),
-    ]
-    CUmemcpy3DOperand_st._fields_ = [
-        ("type", c_uint),
-        ("op", CUmemcpy3DOperand_st_op),
-    ]
-    CUDA_MEMCPY3D_BATCH_OP_st._fields_ = [
-        ("src", CUmemcpy3DOperand),
-        ("dst", CUmemcpy3DOperand),
-        ("extent", CUextent3D),
-        ("srcAccessOrder", c_uint),
-        ("flags", c_uint),
-    ]
-if _VERSION >= 12020:
+    integer_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
+    device_address_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
+if 12020 <= _VERSION <= 12080:
     CUDA_MEM_ALLOC_NODE_PARAMS_v1_st._fields_ = [
         ("poolProps", CUmemPoolProps),
         ("accessDescs", POINTER(CUmemAccessDesc)),
@@ -13352,6 +13927,12 @@ if _VERSION >= 12020:
         ("bytesize", c_size_t),
         ("dptr", CUdeviceptr),
     ]
+    integer_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
+    device_address_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUDA_MEM_ALLOC_NODE_PARAMS_v2_st._fields_ = [
         ("poolProps", CUmemPoolProps),
         ("accessDescs", POINTER(CUmemAccessDesc)),
@@ -13359,19 +13940,21 @@ if _VERSION >= 12020:
         ("bytesize", c_size_t),
         ("dptr", CUdeviceptr),
     ]
+    integer_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
+    device_address_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUDA_MEM_FREE_NODE_PARAMS_st._fields_ = [
         ("dptr", CUdeviceptr),
     ]
-if 12020 <= _VERSION <= 12080:
+    device_address_fields(
+        CUDA_MEM_FREE_NODE_PARAMS_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
         ("graph", CUgraph),
     ]
-if _VERSION == 12090:
-    CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
-        ("graph", CUgraph),
-        ("ownership", c_uint),
-    ]
-if _VERSION >= 12020:
     handle_fields(CUDA_CHILD_GRAPH_NODE_PARAMS_st, "graph")
     CUDA_EVENT_RECORD_NODE_PARAMS_st._fields_ = [
         ("event", CUevent),
@@ -13399,7 +13982,7 @@ if _VERSION >= 12020:
             [
                 ("conditional", CUDA_CONDITIONAL_NODE_PARAMS),
             ]
-            if _VERSION >= 12030
+            if 12030 <= _VERSION <= 12080
             else []
         ),
     ]
@@ -13410,12 +13993,18 @@ if _VERSION >= 12020:
         ("_anon0", CUgraphNodeParams_st__anon0),
         ("reserved2", c_longlong),
     ]
-if _VERSION >= 12080:
+    integer_fields(
+        CUgraphNodeParams_st, {"type": _range_CUgraphNodeType, "reserved2": _range_long_long}
+    )
+if _VERSION == 12080:
     CUcheckpointLockArgs_st._fields_ = [
         ("timeoutMs", c_uint),
         ("reserved0", c_uint),
         ("reserved1", cuuint64_t * 7),
     ]
+    integer_fields(
+        CUcheckpointLockArgs_st, {"timeoutMs": _range_unsigned_int, "reserved0": _range_unsigned_int}
+    )
     CUcheckpointCheckpointArgs_st._fields_ = [
         ("reserved", cuuint64_t * 8),
     ]
@@ -13425,29 +14014,43 @@ if _VERSION >= 12080:
     CUcheckpointUnlockArgs_st._fields_ = [
         ("reserved", cuuint64_t * 8),
     ]
-if _VERSION == 12080:
+if _VERSION >= 12080:
     CUmemcpyAttributes_st._fields_ = [
         ("srcAccessOrder", c_uint),
         ("srcLocHint", CUmemLocation),
         ("dstLocHint", CUmemLocation),
         ("flags", c_uint),
     ]
+    integer_fields(
+        CUmemcpyAttributes_st,
+        {"srcAccessOrder": _range_CUmemcpySrcAccessOrder, "flags": _range_unsigned_int},
+    )
     CUoffset3D_st._fields_ = [
         ("x", c_size_t),
         ("y", c_size_t),
         ("z", c_size_t),
     ]
+    integer_fields(CUoffset3D_st, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
     CUextent3D_st._fields_ = [
         ("width", c_size_t),
         ("height", c_size_t),
         ("depth", c_size_t),
     ]
+    integer_fields(
+        CUextent3D_st, {"width": _range_size_t, "height": _range_size_t, "depth": _range_size_t}
+    )
     CUmemcpy3DOperand_st_op_ptr._fields_ = [
         ("ptr", CUdeviceptr),
         ("rowLength", c_size_t),
         ("layerHeight", c_size_t),
         ("locHint", CUmemLocation),
     ]
+    integer_fields(
+        CUmemcpy3DOperand_st_op_ptr, {"rowLength": _range_size_t, "layerHeight": _range_size_t}
+    )
+    device_address_fields(
+        CUmemcpy3DOperand_st_op_ptr, {"ptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUmemcpy3DOperand_st_op_array._fields_ = [
         ("array", CUarray),
         ("offset", CUoffset3D),
@@ -13461,12 +14064,109 @@ if _VERSION == 12080:
         ("type", c_uint),
         ("op", CUmemcpy3DOperand_st_op),
     ]
+    integer_fields(CUmemcpy3DOperand_st, {"type": _range_CUmemcpy3DOperandType})
     CUDA_MEMCPY3D_BATCH_OP_st._fields_ = [
         ("src", CUmemcpy3DOperand),
         ("dst", CUmemcpy3DOperand),
         ("extent", CUextent3D),
         ("srcAccessOrder", c_uint),
         ("flags", c_uint),
+    ]
+    integer_fields(
+        CUDA_MEMCPY3D_BATCH_OP_st,
+        {"srcAccessOrder": _range_CUmemcpySrcAccessOrder, "flags": _range_unsigned_int},
+    )
+if _VERSION == 12090:
+    CUDA_MEM_ALLOC_NODE_PARAMS_v1_st._fields_ = [
+        ("poolProps", CUmemPoolProps),
+        ("accessDescs", POINTER(CUmemAccessDesc)),
+        ("accessDescCount", c_size_t),
+        ("bytesize", c_size_t),
+        ("dptr", CUdeviceptr),
+    ]
+    integer_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
+    device_address_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
+    CUDA_MEM_ALLOC_NODE_PARAMS_v2_st._fields_ = [
+        ("poolProps", CUmemPoolProps),
+        ("accessDescs", POINTER(CUmemAccessDesc)),
+        ("accessDescCount", c_size_t),
+        ("bytesize", c_size_t),
+        ("dptr", CUdeviceptr),
+    ]
+    integer_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
+    device_address_fields(
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
+    CUDA_MEM_FREE_NODE_PARAMS_st._fields_ = [
+        ("dptr", CUdeviceptr),
+    ]
+    device_address_fields(
+        CUDA_MEM_FREE_NODE_PARAMS_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
+    CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
+        ("graph", CUgraph),
+        ("ownership", c_uint),
+    ]
+    handle_fields(CUDA_CHILD_GRAPH_NODE_PARAMS_st, "graph")
+    integer_fields(
+        CUDA_CHILD_GRAPH_NODE_PARAMS_st, {"ownership": _range_CUgraphChildGraphNodeOwnership}
+    )
+    CUDA_EVENT_RECORD_NODE_PARAMS_st._fields_ = [
+        ("event", CUevent),
+    ]
+    handle_fields(CUDA_EVENT_RECORD_NODE_PARAMS_st, "event")
+    CUDA_EVENT_WAIT_NODE_PARAMS_st._fields_ = [
+        ("event", CUevent),
+    ]
+    handle_fields(CUDA_EVENT_WAIT_NODE_PARAMS_st, "event")
+    CUgraphNodeParams_st__anon0._fields_ = [
+        ("reserved1", c_longlong * 29),
+        ("kernel", CUDA_KERNEL_NODE_PARAMS_v3),
+        ("memcpy", CUDA_MEMCPY_NODE_PARAMS),
+        ("memset", CUDA_MEMSET_NODE_PARAMS_v2),
+        ("host", CUDA_HOST_NODE_PARAMS_v2),
+        ("graph", CUDA_CHILD_GRAPH_NODE_PARAMS),
+        ("eventWait", CUDA_EVENT_WAIT_NODE_PARAMS),
+        ("eventRecord", CUDA_EVENT_RECORD_NODE_PARAMS),
+        ("extSemSignal", CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2),
+        ("extSemWait", CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2),
+        ("alloc", CUDA_MEM_ALLOC_NODE_PARAMS_v2),
+        ("free", CUDA_MEM_FREE_NODE_PARAMS),
+        ("memOp", CUDA_BATCH_MEM_OP_NODE_PARAMS_v2),
+        ("conditional", CUDA_CONDITIONAL_NODE_PARAMS),
+    ]
+    CUgraphNodeParams_st._anonymous_ = ("_anon0",)
+    CUgraphNodeParams_st._fields_ = [
+        ("type", c_uint),
+        ("reserved0", c_int * 3),
+        ("_anon0", CUgraphNodeParams_st__anon0),
+        ("reserved2", c_longlong),
+    ]
+    integer_fields(
+        CUgraphNodeParams_st, {"type": _range_CUgraphNodeType, "reserved2": _range_long_long}
+    )
+    CUcheckpointLockArgs_st._fields_ = [
+        ("timeoutMs", c_uint),
+        ("reserved0", c_uint),
+        ("reserved1", cuuint64_t * 7),
+    ]
+    integer_fields(
+        CUcheckpointLockArgs_st, {"timeoutMs": _range_unsigned_int, "reserved0": _range_unsigned_int}
+    )
+    CUcheckpointCheckpointArgs_st._fields_ = [
+        ("reserved", cuuint64_t * 8),
+    ]
+    CUcheckpointRestoreArgs_st._fields_ = [
+        ("reserved", cuuint64_t * 8),
+    ]
+    CUcheckpointUnlockArgs_st._fields_ = [
+        ("reserved", cuuint64_t * 8),
     ]
 if _VERSION >= 12080:
     CUmemDecompressParams_st._fields_ = [
@@ -13479,10 +14179,19 @@ if _VERSION >= 12080:
         ("padding", c_ubyte * 20),
     ]
     memory_fields(CUmemDecompressParams_st, "src", "dst")
+    integer_fields(
+        CUmemDecompressParams_st,
+        {
+            "srcNumBytes": _range_size_t,
+            "dstNumBytes": _range_size_t,
+            "algo": _range_CUmemDecompressAlgorithm,
+        },
+    )
 if _VERSION >= 12040:
     CUdevSmResource_st._fields_ = [
         ("smCount", c_uint),
     ]
+    integer_fields(CUdevSmResource_st, {"smCount": _range_unsigned_int})
     CUdevResource_st__anon0._fields_ = [
         ("sm", CUdevSmResource),
         ("_oversize", c_ubyte * 48),
@@ -13493,6 +14202,7 @@ if _VERSION >= 12040:
         ("_internal_padding", c_ubyte * 92),
         ("_anon0", CUdevResource_st__anon0),
     ]
+    integer_fields(CUdevResource_st, {"type": _range_CUdevResourceType})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

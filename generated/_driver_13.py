@@ -165,6 +165,8 @@ from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import handle_fields
+from cudart._layout import integer_fields
+from cudart._layout import device_address_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -13182,6 +13184,96 @@ CUlogIterator = c_uint
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_CUaccessProperty = (0, 4294967295, "CUaccessProperty")
+_range_CUarraySparseSubresourceType = (0, 4294967295, "CUarraySparseSubresourceType")
+_range_CUarray_format = (0, 4294967295, "CUarray_format")
+_range_CUasyncNotificationType = (0, 4294967295, "CUasyncNotificationType")
+_range_CUcigDataType = (0, 4294967295, "CUcigDataType")
+if _VERSION >= 13040:
+    _range_CUcliqueType = (0, 4294967295, "CUcliqueType")
+_range_CUclusterSchedulingPolicy = (0, 4294967295, "CUclusterSchedulingPolicy")
+_range_CUdevResourceType = (0, 4294967295, "CUdevResourceType")
+if _VERSION >= 13010:
+    _range_CUdevWorkqueueConfigScope = (0, 4294967295, "CUdevWorkqueueConfigScope")
+    _range_CUdevice_int = (-2147483648, 2147483647, "CUdevice (int)")
+_range_CUdeviceptr_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "CUdeviceptr (unsigned long long)",
+)
+_range_CUexecAffinityType = (0, 4294967295, "CUexecAffinityType")
+_range_CUexternalMemoryHandleType = (0, 4294967295, "CUexternalMemoryHandleType")
+_range_CUexternalSemaphoreHandleType = (0, 4294967295, "CUexternalSemaphoreHandleType")
+if _VERSION == 13050:
+    _range_CUfabricCpyOperandType = (0, 4294967295, "CUfabricCpyOperandType")
+_range_CUfilter_mode = (0, 4294967295, "CUfilter_mode")
+if _VERSION <= 13010:
+    _range_CUgraphChildGraphNodeOwnership = (0, 4294967295, "CUgraphChildGraphNodeOwnership")
+if _VERSION >= 13020:
+    _range_CUgraphChildGraphNodeOwnership = (-2147483648, 2147483647, "CUgraphChildGraphNodeOwnership")
+_range_CUgraphConditionalHandle_unsigned_long = (
+    0,
+    18446744073709551615,
+    "CUgraphConditionalHandle (unsigned long)",
+)
+_range_CUgraphConditionalNodeType = (0, 4294967295, "CUgraphConditionalNodeType")
+_range_CUgraphExecUpdateResult = (0, 4294967295, "CUgraphExecUpdateResult")
+_range_CUgraphInstantiateResult = (0, 4294967295, "CUgraphInstantiateResult")
+_range_CUgraphNodeType = (0, 4294967295, "CUgraphNodeType")
+_range_CUlaunchAttributeID = (0, 4294967295, "CUlaunchAttributeID")
+if _VERSION >= 13020:
+    _range_CUlaunchAttributePortableClusterMode = (
+        0,
+        4294967295,
+        "CUlaunchAttributePortableClusterMode",
+    )
+_range_CUlaunchMemSyncDomain = (0, 4294967295, "CUlaunchMemSyncDomain")
+if _VERSION == 13050:
+    _range_CUlogicalEndpointId_unsigned_int = (0, 4294967295, "CUlogicalEndpointId (unsigned int)")
+if _VERSION >= 13030:
+    _range_CUlogicalEndpointType = (0, 4294967295, "CUlogicalEndpointType")
+_range_CUmemAccess_flags = (0, 4294967295, "CUmemAccess_flags")
+_range_CUmemAllocationHandleType = (0, 4294967295, "CUmemAllocationHandleType")
+_range_CUmemAllocationType = (0, 4294967295, "CUmemAllocationType")
+_range_CUmemDecompressAlgorithm = (0, 4294967295, "CUmemDecompressAlgorithm")
+_range_CUmemGenericAllocationHandle_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "CUmemGenericAllocationHandle (unsigned long long)",
+)
+_range_CUmemHandleType = (0, 4294967295, "CUmemHandleType")
+_range_CUmemLocationType = (0, 4294967295, "CUmemLocationType")
+_range_CUmemOperationType = (0, 4294967295, "CUmemOperationType")
+_range_CUmemcpy3DOperandType = (0, 4294967295, "CUmemcpy3DOperandType")
+_range_CUmemcpySrcAccessOrder = (0, 4294967295, "CUmemcpySrcAccessOrder")
+_range_CUmemorytype = (0, 4294967295, "CUmemorytype")
+_range_CUresourceViewFormat = (0, 4294967295, "CUresourceViewFormat")
+_range_CUresourcetype = (0, 4294967295, "CUresourcetype")
+if _VERSION >= 13020:
+    _range_CUsharedMemoryMode = (0, 4294967295, "CUsharedMemoryMode")
+if _VERSION >= 13010:
+    _range_CUstreamAtomicReductionDataType = (0, 4294967295, "CUstreamAtomicReductionDataType")
+    _range_CUstreamAtomicReductionOpType = (0, 4294967295, "CUstreamAtomicReductionOpType")
+_range_CUstreamBatchMemOpType = (0, 4294967295, "CUstreamBatchMemOpType")
+if _VERSION >= 13020:
+    _range_CUstreamCigDataType = (0, 4294967295, "CUstreamCigDataType")
+_range_CUsynchronizationPolicy = (0, 4294967295, "CUsynchronizationPolicy")
+_range_cuuint32_t_unsigned_int = (0, 4294967295, "cuuint32_t (unsigned int)")
+_range_cuuint64_t_unsigned_long = (0, 18446744073709551615, "cuuint64_t (unsigned long)")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
 
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
@@ -13210,6 +13302,23 @@ CUstreamMemOpWaitValueParams_st._fields_ = [
     ("flags", c_uint),
     ("alias", CUdeviceptr),
 ]
+integer_fields(
+    CUstreamMemOpWaitValueParams_st,
+    {
+        "operation": _range_CUstreamBatchMemOpType,
+        "value": _range_cuuint32_t_unsigned_int,
+        "value64": _range_cuuint64_t_unsigned_long,
+        "flags": _range_unsigned_int,
+    },
+)
+device_address_fields(
+    CUstreamMemOpWaitValueParams_st,
+    {
+        "address": _range_CUdeviceptr_unsigned_long_long,
+        "alias": _range_CUdeviceptr_unsigned_long_long,
+    },
+    (),
+)
 CUstreamMemOpWriteValueParams_st__anon0._fields_ = [
     ("value", cuuint32_t),
     ("value64", cuuint64_t),
@@ -13222,14 +13331,39 @@ CUstreamMemOpWriteValueParams_st._fields_ = [
     ("flags", c_uint),
     ("alias", CUdeviceptr),
 ]
+integer_fields(
+    CUstreamMemOpWriteValueParams_st,
+    {
+        "operation": _range_CUstreamBatchMemOpType,
+        "value": _range_cuuint32_t_unsigned_int,
+        "value64": _range_cuuint64_t_unsigned_long,
+        "flags": _range_unsigned_int,
+    },
+)
+device_address_fields(
+    CUstreamMemOpWriteValueParams_st,
+    {
+        "address": _range_CUdeviceptr_unsigned_long_long,
+        "alias": _range_CUdeviceptr_unsigned_long_long,
+    },
+    (),
+)
 CUstreamMemOpFlushRemoteWritesParams_st._fields_ = [
     ("operation", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUstreamMemOpFlushRemoteWritesParams_st,
+    {"operation": _range_CUstreamBatchMemOpType, "flags": _range_unsigned_int},
+)
 CUstreamMemOpMemoryBarrierParams_st._fields_ = [
     ("operation", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUstreamMemOpMemoryBarrierParams_st,
+    {"operation": _range_CUstreamBatchMemOpType, "flags": _range_unsigned_int},
+)
 if _VERSION >= 13010:
     CUstreamMemOpAtomicReductionParams_st._fields_ = [
         ("operation", c_uint),
@@ -13240,6 +13374,24 @@ if _VERSION >= 13010:
         ("value", cuuint64_t),
         ("alias", CUdeviceptr),
     ]
+    integer_fields(
+        CUstreamMemOpAtomicReductionParams_st,
+        {
+            "operation": _range_CUstreamBatchMemOpType,
+            "flags": _range_unsigned_int,
+            "reductionOp": _range_CUstreamAtomicReductionOpType,
+            "dataType": _range_CUstreamAtomicReductionDataType,
+            "value": _range_cuuint64_t_unsigned_long,
+        },
+    )
+    device_address_fields(
+        CUstreamMemOpAtomicReductionParams_st,
+        {
+            "address": _range_CUdeviceptr_unsigned_long_long,
+            "alias": _range_CUdeviceptr_unsigned_long_long,
+        },
+        (),
+    )
 CUstreamBatchMemOpParams_union._fields_ = [
     ("operation", c_uint),
     ("waitValue", CUstreamMemOpWaitValueParams_st),
@@ -13255,6 +13407,7 @@ CUstreamBatchMemOpParams_union._fields_ = [
     ),
     ("pad", cuuint64_t * 6),
 ]
+integer_fields(CUstreamBatchMemOpParams_union, {"operation": _range_CUstreamBatchMemOpType})
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st._fields_ = [
     ("ctx", CUcontext),
     ("count", c_uint),
@@ -13262,6 +13415,10 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st._fields_ = [
     ("flags", c_uint),
 ]
 handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, "ctx")
+integer_fields(
+    CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st,
+    {"count": _range_unsigned_int, "flags": _range_unsigned_int},
+)
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
     ("count", c_uint),
@@ -13269,9 +13426,16 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields_ = [
     ("flags", c_uint),
 ]
 handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, "ctx")
+integer_fields(
+    CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st,
+    {"count": _range_unsigned_int, "flags": _range_unsigned_int},
+)
 CUasyncNotificationInfo_st_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]
+integer_fields(
+    CUasyncNotificationInfo_st_info_overBudget, {"bytesOverBudget": _range_unsigned_long_long}
+)
 CUasyncNotificationInfo_st_info._fields_ = [
     ("overBudget", CUasyncNotificationInfo_st_info_overBudget),
 ]
@@ -13279,6 +13443,7 @@ CUasyncNotificationInfo_st._fields_ = [
     ("type", c_uint),
     ("info", CUasyncNotificationInfo_st_info),
 ]
+integer_fields(CUasyncNotificationInfo_st, {"type": _range_CUasyncNotificationType})
 CUdevprop_st._fields_ = [
     ("maxThreadsPerBlock", c_int),
     ("maxThreadsDim", c_int * 3),
@@ -13291,6 +13456,19 @@ CUdevprop_st._fields_ = [
     ("clockRate", c_int),
     ("textureAlign", c_int),
 ]
+integer_fields(
+    CUdevprop_st,
+    {
+        "maxThreadsPerBlock": _range_int,
+        "sharedMemPerBlock": _range_int,
+        "totalConstantMemory": _range_int,
+        "SIMDWidth": _range_int,
+        "memPitch": _range_int,
+        "regsPerBlock": _range_int,
+        "clockRate": _range_int,
+        "textureAlign": _range_int,
+    },
+)
 CUaccessPolicyWindow_st._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -13299,6 +13477,14 @@ CUaccessPolicyWindow_st._fields_ = [
     ("missProp", c_uint),
 ]
 memory_fields(CUaccessPolicyWindow_st, "base_ptr")
+integer_fields(
+    CUaccessPolicyWindow_st,
+    {
+        "num_bytes": _range_size_t,
+        "hitProp": _range_CUaccessProperty,
+        "missProp": _range_CUaccessProperty,
+    },
+)
 CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -13312,6 +13498,18 @@ CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_st, ("func",), ("kernelParams",))
+integer_fields(
+    CUDA_KERNEL_NODE_PARAMS_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -13328,6 +13526,18 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
 handle_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, "ctx")
+integer_fields(
+    CUDA_KERNEL_NODE_PARAMS_v2_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -13344,6 +13554,18 @@ CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
 handle_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, "ctx")
+integer_fields(
+    CUDA_KERNEL_NODE_PARAMS_v3_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -13352,6 +13574,19 @@ CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+integer_fields(
+    CUDA_MEMSET_NODE_PARAMS_st,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMSET_NODE_PARAMS_st, {"dst": _range_CUdeviceptr_unsigned_long_long}, ("dst",)
+)
 CUDA_MEMSET_NODE_PARAMS_v2_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -13362,6 +13597,19 @@ CUDA_MEMSET_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
 ]
 handle_fields(CUDA_MEMSET_NODE_PARAMS_v2_st, "ctx")
+integer_fields(
+    CUDA_MEMSET_NODE_PARAMS_v2_st,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMSET_NODE_PARAMS_v2_st, {"dst": _range_CUdeviceptr_unsigned_long_long}, ("dst",)
+)
 CUDA_HOST_NODE_PARAMS_st._fields_ = [
     ("fn", CUhostFn),
     ("userData", c_void_p),
@@ -13394,6 +13642,8 @@ CUDA_HOST_NODE_PARAMS_v2_st._fields_ = [
 memory_fields(CUDA_HOST_NODE_PARAMS_v2_st, "userData")
 if _VERSION >= 13040:
     handle_fields(CUDA_HOST_NODE_PARAMS_v2_st, "ctx", "gCtx")
+if _VERSION >= 13020:
+    integer_fields(CUDA_HOST_NODE_PARAMS_v2_st, {"syncMode": _range_unsigned_int})
 CUDA_CONDITIONAL_NODE_PARAMS._fields_ = [
     ("handle", CUgraphConditionalHandle),
     ("type", c_uint),
@@ -13402,12 +13652,28 @@ CUDA_CONDITIONAL_NODE_PARAMS._fields_ = [
     ("ctx", CUcontext),
 ]
 handle_fields(CUDA_CONDITIONAL_NODE_PARAMS, "ctx")
+integer_fields(
+    CUDA_CONDITIONAL_NODE_PARAMS,
+    {
+        "handle": _range_CUgraphConditionalHandle_unsigned_long,
+        "type": _range_CUgraphConditionalNodeType,
+        "size": _range_unsigned_int,
+    },
+)
 CUgraphEdgeData_st._fields_ = [
     ("from_port", c_ubyte),
     ("to_port", c_ubyte),
     ("type", c_ubyte),
     ("reserved", c_ubyte * 5),
 ]
+integer_fields(
+    CUgraphEdgeData_st,
+    {
+        "from_port": _range_unsigned_char,
+        "to_port": _range_unsigned_char,
+        "type": _range_unsigned_char,
+    },
+)
 CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("flags", cuuint64_t),
     ("hUploadStream", CUstream),
@@ -13415,36 +13681,59 @@ CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("result_out", c_uint),
 ]
 handle_fields(CUDA_GRAPH_INSTANTIATE_PARAMS_st, "hUploadStream", "hErrNode_out")
+integer_fields(
+    CUDA_GRAPH_INSTANTIATE_PARAMS_st,
+    {"flags": _range_cuuint64_t_unsigned_long, "result_out": _range_CUgraphInstantiateResult},
+)
 CUlaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
 ]
+integer_fields(
+    CUlaunchMemSyncDomainMap_st, {"default_": _range_unsigned_char, "remote": _range_unsigned_char}
+)
 CUlaunchAttributeValue_union_clusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    CUlaunchAttributeValue_union_clusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 CUlaunchAttributeValue_union_programmaticEvent._fields_ = [
     ("event", CUevent),
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
 handle_fields(CUlaunchAttributeValue_union_programmaticEvent, "event")
+integer_fields(
+    CUlaunchAttributeValue_union_programmaticEvent,
+    {"flags": _range_int, "triggerAtBlockStart": _range_int},
+)
 CUlaunchAttributeValue_union_launchCompletionEvent._fields_ = [
     ("event", CUevent),
     ("flags", c_int),
 ]
 handle_fields(CUlaunchAttributeValue_union_launchCompletionEvent, "event")
+integer_fields(CUlaunchAttributeValue_union_launchCompletionEvent, {"flags": _range_int})
 CUlaunchAttributeValue_union_preferredClusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    CUlaunchAttributeValue_union_preferredClusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 CUlaunchAttributeValue_union_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", CUgraphDeviceNode),
 ]
 handle_fields(CUlaunchAttributeValue_union_deviceUpdatableKernelNode, "devNode")
+integer_fields(
+    CUlaunchAttributeValue_union_deviceUpdatableKernelNode, {"deviceUpdatable": _range_int}
+)
 CUlaunchAttributeValue_union._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", CUaccessPolicyWindow),
@@ -13472,12 +13761,34 @@ CUlaunchAttributeValue_union._fields_ = [
     ),
 ]
 binary_fields(CUlaunchAttributeValue_union, "pad")
+integer_fields(
+    CUlaunchAttributeValue_union,
+    {
+        "cooperative": _range_int,
+        "syncPolicy": _range_CUsynchronizationPolicy,
+        "clusterSchedulingPolicyPreference": _range_CUclusterSchedulingPolicy,
+        "programmaticStreamSerializationAllowed": _range_int,
+        "priority": _range_int,
+        "memSyncDomain": _range_CUlaunchMemSyncDomain,
+        "sharedMemCarveout": _range_unsigned_int,
+        "nvlinkUtilCentricScheduling": _range_unsigned_int,
+        **(
+            {
+                "portableClusterSizeMode": _range_CUlaunchAttributePortableClusterMode,
+                "sharedMemoryMode": _range_CUsharedMemoryMode,
+            }
+            if _VERSION >= 13020
+            else {}
+        ),
+    },
+)
 CUlaunchAttribute_st._fields_ = [
     ("id", c_uint),
     ("pad", c_char * 4),
     ("value", CUlaunchAttributeValue),
 ]
 binary_fields(CUlaunchAttribute_st, "pad")
+integer_fields(CUlaunchAttribute_st, {"id": _range_CUlaunchAttributeID})
 CUlaunchConfig_st._fields_ = [
     ("gridDimX", c_uint),
     ("gridDimY", c_uint),
@@ -13491,9 +13802,23 @@ CUlaunchConfig_st._fields_ = [
     ("numAttrs", c_uint),
 ]
 handle_fields(CUlaunchConfig_st, "hStream")
+integer_fields(
+    CUlaunchConfig_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+        "numAttrs": _range_unsigned_int,
+    },
+)
 CUexecAffinitySmCount_st._fields_ = [
     ("val", c_uint),
 ]
+integer_fields(CUexecAffinitySmCount_st, {"val": _range_unsigned_int})
 CUexecAffinityParam_st_param._fields_ = [
     ("smCount", CUexecAffinitySmCount),
 ]
@@ -13501,22 +13826,26 @@ CUexecAffinityParam_st._fields_ = [
     ("type", c_uint),
     ("param", CUexecAffinityParam_st_param),
 ]
+integer_fields(CUexecAffinityParam_st, {"type": _range_CUexecAffinityType})
 CUctxCigParam_st._fields_ = [
     ("sharedDataType", c_uint),
     ("sharedData", c_void_p),
 ]
 memory_fields(CUctxCigParam_st, "sharedData")
+integer_fields(CUctxCigParam_st, {"sharedDataType": _range_CUcigDataType})
 CUctxCreateParams_st._fields_ = [
     ("execAffinityParams", POINTER(CUexecAffinityParam)),
     ("numExecAffinityParams", c_int),
     ("cigParams", POINTER(CUctxCigParam)),
 ]
+integer_fields(CUctxCreateParams_st, {"numExecAffinityParams": _range_int})
 if _VERSION >= 13020:
     CUstreamCigParam_st._fields_ = [
         ("streamSharedDataType", c_uint),
         ("streamSharedData", c_void_p),
     ]
     memory_fields(CUstreamCigParam_st, "streamSharedData")
+    integer_fields(CUstreamCigParam_st, {"streamSharedDataType": _range_CUstreamCigDataType})
     CUstreamCigCaptureParams_st._fields_ = [
         ("streamCigParams", POINTER(CUstreamCigParam)),
     ]
@@ -13527,6 +13856,10 @@ CUlibraryHostUniversalFunctionAndDataTable_st._fields_ = [
     ("dataWindowSize", c_size_t),
 ]
 memory_fields(CUlibraryHostUniversalFunctionAndDataTable_st, "functionTable", "dataTable")
+integer_fields(
+    CUlibraryHostUniversalFunctionAndDataTable_st,
+    {"functionWindowSize": _range_size_t, "dataWindowSize": _range_size_t},
+)
 CUDA_MEMCPY2D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -13547,6 +13880,29 @@ CUDA_MEMCPY2D_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY2D_st, "srcHost", "dstHost")
 handle_fields(CUDA_MEMCPY2D_st, "srcArray", "dstArray")
+integer_fields(
+    CUDA_MEMCPY2D_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY2D_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 CUDA_MEMCPY3D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -13576,6 +13932,36 @@ CUDA_MEMCPY3D_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY3D_st, "srcHost", "reserved0", "dstHost", "reserved1")
 handle_fields(CUDA_MEMCPY3D_st, "srcArray", "dstArray")
+integer_fields(
+    CUDA_MEMCPY3D_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcZ": _range_size_t,
+        "srcLOD": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "srcHeight": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstZ": _range_size_t,
+        "dstLOD": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "dstHeight": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY3D_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -13605,6 +13991,36 @@ CUDA_MEMCPY3D_PEER_st._fields_ = [
 ]
 memory_fields(CUDA_MEMCPY3D_PEER_st, "srcHost", "dstHost")
 handle_fields(CUDA_MEMCPY3D_PEER_st, "srcArray", "srcContext", "dstArray", "dstContext")
+integer_fields(
+    CUDA_MEMCPY3D_PEER_st,
+    {
+        "srcXInBytes": _range_size_t,
+        "srcY": _range_size_t,
+        "srcZ": _range_size_t,
+        "srcLOD": _range_size_t,
+        "srcMemoryType": _range_CUmemorytype,
+        "srcPitch": _range_size_t,
+        "srcHeight": _range_size_t,
+        "dstXInBytes": _range_size_t,
+        "dstY": _range_size_t,
+        "dstZ": _range_size_t,
+        "dstLOD": _range_size_t,
+        "dstMemoryType": _range_CUmemorytype,
+        "dstPitch": _range_size_t,
+        "dstHeight": _range_size_t,
+        "WidthInBytes": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_MEMCPY3D_PEER_st,
+    {
+        "srcDevice": _range_CUdeviceptr_unsigned_long_long,
+        "dstDevice": _range_CUdeviceptr_unsigned_long_long,
+    },
+    ("dstDevice",),
+)
 CUDA_MEMCPY_NODE_PARAMS_st._fields_ = [
     ("flags", c_int),
     ("reserved", c_int),
@@ -13612,12 +14028,22 @@ CUDA_MEMCPY_NODE_PARAMS_st._fields_ = [
     ("copyParams", CUDA_MEMCPY3D),
 ]
 handle_fields(CUDA_MEMCPY_NODE_PARAMS_st, "copyCtx")
+integer_fields(CUDA_MEMCPY_NODE_PARAMS_st, {"flags": _range_int, "reserved": _range_int})
 CUDA_ARRAY_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
     ("Format", c_uint),
     ("NumChannels", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY_DESCRIPTOR_st,
+    {
+        "Width": _range_size_t,
+        "Height": _range_size_t,
+        "Format": _range_CUarray_format,
+        "NumChannels": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY3D_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
@@ -13626,11 +14052,26 @@ CUDA_ARRAY3D_DESCRIPTOR_st._fields_ = [
     ("NumChannels", c_uint),
     ("Flags", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY3D_DESCRIPTOR_st,
+    {
+        "Width": _range_size_t,
+        "Height": _range_size_t,
+        "Depth": _range_size_t,
+        "Format": _range_CUarray_format,
+        "NumChannels": _range_unsigned_int,
+        "Flags": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
     ("depth", c_uint),
 ]
+integer_fields(
+    CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent,
+    {"width": _range_unsigned_int, "height": _range_unsigned_int, "depth": _range_unsigned_int},
+)
 CUDA_ARRAY_SPARSE_PROPERTIES_st._fields_ = [
     ("tileExtent", CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent),
     ("miptailFirstLevel", c_uint),
@@ -13638,11 +14079,22 @@ CUDA_ARRAY_SPARSE_PROPERTIES_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    CUDA_ARRAY_SPARSE_PROPERTIES_st,
+    {
+        "miptailFirstLevel": _range_unsigned_int,
+        "miptailSize": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st._fields_ = [
     ("size", c_size_t),
     ("alignment", c_size_t),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    CUDA_ARRAY_MEMORY_REQUIREMENTS_st, {"size": _range_size_t, "alignment": _range_size_t}
+)
 CUDA_RESOURCE_DESC_st_res_array._fields_ = [
     ("hArray", CUarray),
 ]
@@ -13657,6 +14109,17 @@ CUDA_RESOURCE_DESC_st_res_linear._fields_ = [
     ("numChannels", c_uint),
     ("sizeInBytes", c_size_t),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st_res_linear,
+    {
+        "format": _range_CUarray_format,
+        "numChannels": _range_unsigned_int,
+        "sizeInBytes": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_RESOURCE_DESC_st_res_linear, {"devPtr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_RESOURCE_DESC_st_res_pitch2D._fields_ = [
     ("devPtr", CUdeviceptr),
     ("format", c_uint),
@@ -13665,6 +14128,19 @@ CUDA_RESOURCE_DESC_st_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st_res_pitch2D,
+    {
+        "format": _range_CUarray_format,
+        "numChannels": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "pitchInBytes": _range_size_t,
+    },
+)
+device_address_fields(
+    CUDA_RESOURCE_DESC_st_res_pitch2D, {"devPtr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_RESOURCE_DESC_st_res_reserved._fields_ = [
     ("reserved", c_int * 32),
 ]
@@ -13680,6 +14156,9 @@ CUDA_RESOURCE_DESC_st._fields_ = [
     ("res", CUDA_RESOURCE_DESC_st_res),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUDA_RESOURCE_DESC_st, {"resType": _range_CUresourcetype, "flags": _range_unsigned_int}
+)
 CUDA_TEXTURE_DESC_st._fields_ = [
     ("addressMode", c_uint * 3),
     ("filterMode", c_uint),
@@ -13692,6 +14171,15 @@ CUDA_TEXTURE_DESC_st._fields_ = [
     ("borderColor", c_float * 4),
     ("reserved", c_int * 12),
 ]
+integer_fields(
+    CUDA_TEXTURE_DESC_st,
+    {
+        "filterMode": _range_CUfilter_mode,
+        "flags": _range_unsigned_int,
+        "maxAnisotropy": _range_unsigned_int,
+        "mipmapFilterMode": _range_CUfilter_mode,
+    },
+)
 CUDA_RESOURCE_VIEW_DESC_st._fields_ = [
     ("format", c_uint),
     ("width", c_size_t),
@@ -13703,6 +14191,19 @@ CUDA_RESOURCE_VIEW_DESC_st._fields_ = [
     ("lastLayer", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_RESOURCE_VIEW_DESC_st,
+    {
+        "format": _range_CUresourceViewFormat,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "depth": _range_size_t,
+        "firstMipmapLevel": _range_unsigned_int,
+        "lastMipmapLevel": _range_unsigned_int,
+        "firstLayer": _range_unsigned_int,
+        "lastLayer": _range_unsigned_int,
+    },
+)
 CUtensorMap_st._fields_ = [
     ("opaque", cuuint64_t * 16),
 ]
@@ -13711,6 +14212,10 @@ CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st._fields_ = [
     ("p2pToken", c_ulonglong),
     ("vaSpaceToken", c_uint),
 ]
+integer_fields(
+    CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st,
+    {"p2pToken": _range_unsigned_long_long, "vaSpaceToken": _range_unsigned_int},
+)
 CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("function", CUfunction),
     ("gridDimX", c_uint),
@@ -13724,6 +14229,18 @@ CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
 ]
 handle_fields(CUDA_LAUNCH_PARAMS_st, "function", "hStream")
+integer_fields(
+    CUDA_LAUNCH_PARAMS_st,
+    {
+        "gridDimX": _range_unsigned_int,
+        "gridDimY": _range_unsigned_int,
+        "gridDimZ": _range_unsigned_int,
+        "blockDimX": _range_unsigned_int,
+        "blockDimY": _range_unsigned_int,
+        "blockDimZ": _range_unsigned_int,
+        "sharedMemBytes": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -13735,6 +14252,7 @@ CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle._fields_ = [
     ("nvSciBufObject", c_void_p),
 ]
 memory_fields(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, "nvSciBufObject")
+integer_fields(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, {"fd": _range_int})
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st._fields_ = [
     ("type", c_uint),
     ("handle", CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle),
@@ -13742,18 +14260,38 @@ CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st,
+    {
+        "type": _range_CUexternalMemoryHandleType,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st._fields_ = [
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st,
+    {
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st._fields_ = [
     ("offset", c_ulonglong),
     ("arrayDesc", CUDA_ARRAY3D_DESCRIPTOR),
     ("numLevels", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st,
+    {"offset": _range_unsigned_long_long, "numLevels": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -13765,23 +14303,38 @@ CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle._fields_ = [
     ("nvSciSyncObj", c_void_p),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, "nvSciSyncObj")
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, {"fd": _range_int})
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st._fields_ = [
     ("type", c_uint),
     ("handle", CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st,
+    {"type": _range_CUexternalSemaphoreHandleType, "flags": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, {"value": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, "fence")
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync,
+    {"reserved": _range_unsigned_long_long},
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, {"key": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params._fields_ = [
     ("fence", CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence),
     ("nvSciSync", CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync),
@@ -13793,18 +14346,29 @@ CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, {"flags": _range_unsigned_int})
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, {"value": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, "fence")
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
 ]
+integer_fields(
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex,
+    {"key": _range_unsigned_long_long, "timeoutMs": _range_unsigned_int},
+)
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params._fields_ = [
     ("fence", CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence),
     ("nvSciSync", CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync),
@@ -13816,11 +14380,13 @@ CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, {"flags": _range_unsigned_int})
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st._fields_ = [
     ("extSemArray", POINTER(CUexternalSemaphore)),
     ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)),
     ("numExtSems", c_uint),
 ]
+integer_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 13040:
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__anon0._fields_ = [
         ("ctx", CUcontext),
@@ -13841,11 +14407,13 @@ CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st._fields_ = [
 ]
 if _VERSION >= 13040:
     handle_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, "ctx", "gCtx")
+integer_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, {"numExtSems": _range_unsigned_int})
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st._fields_ = [
     ("extSemArray", POINTER(CUexternalSemaphore)),
     ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)),
     ("numExtSems", c_uint),
 ]
+integer_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 13040:
     CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__anon0._fields_ = [
         ("ctx", CUcontext),
@@ -13866,6 +14434,7 @@ CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st._fields_ = [
 ]
 if _VERSION >= 13040:
     handle_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, "ctx", "gCtx")
+integer_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, {"numExtSems": _range_unsigned_int})
 CUarrayMapInfo_st_resource._fields_ = [
     ("mipmap", CUmipmappedArray),
     ("array", CUarray),
@@ -13881,11 +14450,32 @@ CUarrayMapInfo_st_subresource_sparseLevel._fields_ = [
     ("extentHeight", c_uint),
     ("extentDepth", c_uint),
 ]
+integer_fields(
+    CUarrayMapInfo_st_subresource_sparseLevel,
+    {
+        "level": _range_unsigned_int,
+        "layer": _range_unsigned_int,
+        "offsetX": _range_unsigned_int,
+        "offsetY": _range_unsigned_int,
+        "offsetZ": _range_unsigned_int,
+        "extentWidth": _range_unsigned_int,
+        "extentHeight": _range_unsigned_int,
+        "extentDepth": _range_unsigned_int,
+    },
+)
 CUarrayMapInfo_st_subresource_miptail._fields_ = [
     ("layer", c_uint),
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
 ]
+integer_fields(
+    CUarrayMapInfo_st_subresource_miptail,
+    {
+        "layer": _range_unsigned_int,
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+    },
+)
 CUarrayMapInfo_st_subresource._fields_ = [
     ("sparseLevel", CUarrayMapInfo_st_subresource_sparseLevel),
     ("miptail", CUarrayMapInfo_st_subresource_miptail),
@@ -13893,6 +14483,10 @@ CUarrayMapInfo_st_subresource._fields_ = [
 CUarrayMapInfo_st_memHandle._fields_ = [
     ("memHandle", CUmemGenericAllocationHandle),
 ]
+integer_fields(
+    CUarrayMapInfo_st_memHandle,
+    {"memHandle": _range_CUmemGenericAllocationHandle_unsigned_long_long},
+)
 CUarrayMapInfo_st._fields_ = [
     ("resourceType", c_uint),
     ("resource", CUarrayMapInfo_st_resource),
@@ -13906,6 +14500,18 @@ CUarrayMapInfo_st._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 2),
 ]
+integer_fields(
+    CUarrayMapInfo_st,
+    {
+        "resourceType": _range_CUresourcetype,
+        "subresourceType": _range_CUarraySparseSubresourceType,
+        "memOperationType": _range_CUmemOperationType,
+        "memHandleType": _range_CUmemHandleType,
+        "offset": _range_unsigned_long_long,
+        "deviceBitMask": _range_unsigned_int,
+        "flags": _range_unsigned_int,
+    },
+)
 if 13020 <= _VERSION <= 13030:
     CUmemLocation_st__anon0._fields_ = [
         ("id", c_int),
@@ -13915,6 +14521,10 @@ if _VERSION >= 13040:
         ("deviceId", c_ubyte),
         ("localityDomainId", c_ubyte),
     ]
+    integer_fields(
+        CUmemLocation_st__anon0_localized,
+        {"deviceId": _range_unsigned_char, "localityDomainId": _range_unsigned_char},
+    )
     CUmemLocation_st__anon0._fields_ = [
         ("id", c_int),
         ("localized", CUmemLocation_st__anon0_localized),
@@ -13938,12 +14548,21 @@ CUmemLocation_st._fields_ = [
         else []
     ),
 ]
+integer_fields(CUmemLocation_st, {"type": _range_CUmemLocationType, "id": _range_int})
 CUmemAllocationProp_st_allocFlags._fields_ = [
     ("compressionType", c_ubyte),
     ("gpuDirectRDMACapable", c_ubyte),
     ("usage", c_ushort),
     ("reserved", c_ubyte * 4),
 ]
+integer_fields(
+    CUmemAllocationProp_st_allocFlags,
+    {
+        "compressionType": _range_unsigned_char,
+        "gpuDirectRDMACapable": _range_unsigned_char,
+        "usage": _range_unsigned_short,
+    },
+)
 CUmemAllocationProp_st._fields_ = [
     ("type", c_uint),
     ("requestedHandleTypes", c_uint),
@@ -13952,22 +14571,37 @@ CUmemAllocationProp_st._fields_ = [
     ("allocFlags", CUmemAllocationProp_st_allocFlags),
 ]
 memory_fields(CUmemAllocationProp_st, "win32HandleMetaData")
+integer_fields(
+    CUmemAllocationProp_st,
+    {"type": _range_CUmemAllocationType, "requestedHandleTypes": _range_CUmemAllocationHandleType},
+)
 CUmulticastObjectProp_st._fields_ = [
     ("numDevices", c_uint),
     ("size", c_size_t),
     ("handleTypes", c_ulonglong),
     ("flags", c_ulonglong),
 ]
+integer_fields(
+    CUmulticastObjectProp_st,
+    {
+        "numDevices": _range_unsigned_int,
+        "size": _range_size_t,
+        "handleTypes": _range_unsigned_long_long,
+        "flags": _range_unsigned_long_long,
+    },
+)
 CUmemAccessDesc_st._fields_ = [
     ("location", CUmemLocation),
     ("flags", c_uint),
 ]
+integer_fields(CUmemAccessDesc_st, {"flags": _range_CUmemAccess_flags})
 CUgraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", CUgraphNode),
     ("errorFromNode", CUgraphNode),
 ]
 handle_fields(CUgraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
+integer_fields(CUgraphExecUpdateResultInfo_st, {"result": _range_CUgraphExecUpdateResult})
 CUmemPoolProps_st._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -13992,6 +14626,22 @@ CUmemPoolProps_st._fields_ = [
     ),
 ]
 memory_fields(CUmemPoolProps_st, "win32SecurityAttributes")
+integer_fields(
+    CUmemPoolProps_st,
+    {
+        "allocType": _range_CUmemAllocationType,
+        "handleTypes": _range_CUmemAllocationHandleType,
+        "maxSize": _range_size_t,
+        "usage": _range_unsigned_short,
+        **(
+            {
+                "gpuDirectRDMACapable": _range_unsigned_char,
+            }
+            if _VERSION >= 13040
+            else {}
+        ),
+    },
+)
 CUmemPoolPtrExportData_st._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -14001,22 +14651,36 @@ CUmemcpyAttributes_st._fields_ = [
     ("dstLocHint", CUmemLocation),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUmemcpyAttributes_st,
+    {"srcAccessOrder": _range_CUmemcpySrcAccessOrder, "flags": _range_unsigned_int},
+)
 CUoffset3D_st._fields_ = [
     ("x", c_size_t),
     ("y", c_size_t),
     ("z", c_size_t),
 ]
+integer_fields(CUoffset3D_st, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
 CUextent3D_st._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
     ("depth", c_size_t),
 ]
+integer_fields(
+    CUextent3D_st, {"width": _range_size_t, "height": _range_size_t, "depth": _range_size_t}
+)
 CUmemcpy3DOperand_st_op_ptr._fields_ = [
     ("ptr", CUdeviceptr),
     ("rowLength", c_size_t),
     ("layerHeight", c_size_t),
     ("locHint", CUmemLocation),
 ]
+integer_fields(
+    CUmemcpy3DOperand_st_op_ptr, {"rowLength": _range_size_t, "layerHeight": _range_size_t}
+)
+device_address_fields(
+    CUmemcpy3DOperand_st_op_ptr, {"ptr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUmemcpy3DOperand_st_op_array._fields_ = [
     ("array", CUarray),
     ("offset", CUoffset3D),
@@ -14030,6 +14694,7 @@ CUmemcpy3DOperand_st._fields_ = [
     ("type", c_uint),
     ("op", CUmemcpy3DOperand_st_op),
 ]
+integer_fields(CUmemcpy3DOperand_st, {"type": _range_CUmemcpy3DOperandType})
 CUDA_MEMCPY3D_BATCH_OP_st._fields_ = [
     ("src", CUmemcpy3DOperand),
     ("dst", CUmemcpy3DOperand),
@@ -14037,6 +14702,10 @@ CUDA_MEMCPY3D_BATCH_OP_st._fields_ = [
     ("srcAccessOrder", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    CUDA_MEMCPY3D_BATCH_OP_st,
+    {"srcAccessOrder": _range_CUmemcpySrcAccessOrder, "flags": _range_unsigned_int},
+)
 CUDA_MEM_ALLOC_NODE_PARAMS_v1_st._fields_ = [
     ("poolProps", CUmemPoolProps),
     ("accessDescs", POINTER(CUmemAccessDesc)),
@@ -14044,6 +14713,12 @@ CUDA_MEM_ALLOC_NODE_PARAMS_v1_st._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", CUdeviceptr),
 ]
+integer_fields(
+    CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+)
+device_address_fields(
+    CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_MEM_ALLOC_NODE_PARAMS_v2_st._fields_ = [
     ("poolProps", CUmemPoolProps),
     ("accessDescs", POINTER(CUmemAccessDesc)),
@@ -14051,9 +14726,18 @@ CUDA_MEM_ALLOC_NODE_PARAMS_v2_st._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", CUdeviceptr),
 ]
+integer_fields(
+    CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+)
+device_address_fields(
+    CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_MEM_FREE_NODE_PARAMS_st._fields_ = [
     ("dptr", CUdeviceptr),
 ]
+device_address_fields(
+    CUDA_MEM_FREE_NODE_PARAMS_st, {"dptr": _range_CUdeviceptr_unsigned_long_long}, ()
+)
 CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
     ("graph", CUgraph),
     *(
@@ -14072,6 +14756,9 @@ CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
     ),
 ]
 handle_fields(CUDA_CHILD_GRAPH_NODE_PARAMS_st, "graph")
+integer_fields(
+    CUDA_CHILD_GRAPH_NODE_PARAMS_st, {"ownership": _range_CUgraphChildGraphNodeOwnership}
+)
 if _VERSION <= 13030:
     CUDA_EVENT_RECORD_NODE_PARAMS_st._fields_ = [
         ("event", CUevent),
@@ -14109,14 +14796,24 @@ if _VERSION == 13050:
         ("_anon0", CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__anon0),
     ]
     handle_fields(CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st, "ctx", "gCtx")
+    integer_fields(
+        CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st, {"count": _range_size_t, "numAttrs": _range_size_t}
+    )
     CUfabricCpyOperand_st_op_ptr._fields_ = [
         ("ptr", CUdeviceptr),
         ("locHint", CUmemLocation),
     ]
+    device_address_fields(
+        CUfabricCpyOperand_st_op_ptr, {"ptr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUfabricCpyOperand_st_op_le._fields_ = [
         ("id", CUlogicalEndpointId),
         ("offset", cuuint64_t),
     ]
+    integer_fields(
+        CUfabricCpyOperand_st_op_le,
+        {"id": _range_CUlogicalEndpointId_unsigned_int, "offset": _range_cuuint64_t_unsigned_long},
+    )
     CUfabricCpyOperand_st_op._fields_ = [
         ("ptr", CUfabricCpyOperand_st_op_ptr),
         ("le", CUfabricCpyOperand_st_op_le),
@@ -14125,12 +14822,14 @@ if _VERSION == 13050:
         ("type", c_uint),
         ("op", CUfabricCpyOperand_st_op),
     ]
+    integer_fields(CUfabricCpyOperand_st, {"type": _range_CUfabricCpyOperandType})
     CUDA_FABRIC_COPY_BATCH_OP_st._fields_ = [
         ("src", CUfabricCpyOperand),
         ("dst", CUfabricCpyOperand),
         ("size", c_size_t),
         ("flags", c_uint),
     ]
+    integer_fields(CUDA_FABRIC_COPY_BATCH_OP_st, {"size": _range_size_t, "flags": _range_unsigned_int})
     CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__anon0._fields_ = [
         ("ctx", CUcontext),
         ("gCtx", CUgreenCtx),
@@ -14143,6 +14842,10 @@ if _VERSION == 13050:
         ("_anon0", CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__anon0),
     ]
     handle_fields(CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st, "ctx", "gCtx")
+    integer_fields(
+        CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st,
+        {"numOps": _range_size_t, "flags": _range_unsigned_long_long},
+    )
 CUgraphNodeParams_st__anon0._fields_ = [
     ("reserved1", c_longlong * 29),
     ("kernel", CUDA_KERNEL_NODE_PARAMS_v3),
@@ -14183,6 +14886,9 @@ CUgraphNodeParams_st._fields_ = [
 ]
 if _VERSION >= 13030:
     binary_fields(CUgraphNodeParams_st, "asBytes")
+integer_fields(
+    CUgraphNodeParams_st, {"type": _range_CUgraphNodeType, "reserved2": _range_long_long}
+)
 if _VERSION >= 13040:
     CUcheckpointCustomStoragePerDeviceData_st._fields_ = [
         ("devPtr", CUdeviceptr),
@@ -14190,17 +14896,25 @@ if _VERSION >= 13040:
         ("stream", CUstream),
     ]
     handle_fields(CUcheckpointCustomStoragePerDeviceData_st, "stream")
+    integer_fields(CUcheckpointCustomStoragePerDeviceData_st, {"size": _range_size_t})
+    device_address_fields(
+        CUcheckpointCustomStoragePerDeviceData_st, {"devPtr": _range_CUdeviceptr_unsigned_long_long}, ()
+    )
     CUcheckpointCustomStorageInfo_st._fields_ = [
         ("handle", CUcheckpointOperationHandle),
         ("perDeviceData", POINTER(CUcheckpointCustomStoragePerDeviceData)),
         ("deviceCount", c_uint),
     ]
     handle_fields(CUcheckpointCustomStorageInfo_st, "handle")
+    integer_fields(CUcheckpointCustomStorageInfo_st, {"deviceCount": _range_unsigned_int})
 CUcheckpointLockArgs_st._fields_ = [
     ("timeoutMs", c_uint),
     ("reserved0", c_uint),
     ("reserved1", cuuint64_t * 7),
 ]
+integer_fields(
+    CUcheckpointLockArgs_st, {"timeoutMs": _range_unsigned_int, "reserved0": _range_unsigned_int}
+)
 if _VERSION <= 13030:
     CUcheckpointCheckpointArgs_st._fields_ = [
         ("reserved", cuuint64_t * 8),
@@ -14244,6 +14958,18 @@ CUcheckpointRestoreArgs_st._fields_ = [
     ),
 ]
 binary_fields(CUcheckpointRestoreArgs_st, "reserved")
+if _VERSION <= 13020:
+    integer_fields(
+        CUcheckpointRestoreArgs_st,
+        {"gpuPairsCount": _range_unsigned_int, "reserved1": _range_cuuint64_t_unsigned_long},
+    )
+if _VERSION == 13030:
+    integer_fields(CUcheckpointRestoreArgs_st, {"gpuPairsCount": _range_unsigned_int})
+if _VERSION >= 13040:
+    integer_fields(
+        CUcheckpointRestoreArgs_st,
+        {"gpuPairsCount": _range_unsigned_int, "padding0": _range_unsigned_int},
+    )
 CUcheckpointUnlockArgs_st._fields_ = [
     ("reserved", cuuint64_t * 8),
 ]
@@ -14257,11 +14983,20 @@ CUmemDecompressParams_st._fields_ = [
     ("padding", c_ubyte * 20),
 ]
 memory_fields(CUmemDecompressParams_st, "src", "dst")
+integer_fields(
+    CUmemDecompressParams_st,
+    {
+        "srcNumBytes": _range_size_t,
+        "dstNumBytes": _range_size_t,
+        "algo": _range_CUmemDecompressAlgorithm,
+    },
+)
 if _VERSION >= 13040:
     CUcliqueInfo_st._fields_ = [
         ("type", c_uint),
         ("id", c_uint),
     ]
+    integer_fields(CUcliqueInfo_st, {"type": _range_CUcliqueType, "id": _range_unsigned_int})
 if _VERSION >= 13030:
     CUlogicalEndpointFabricHandle_st._fields_ = [
         ("data", c_ubyte * 64),
@@ -14269,9 +15004,11 @@ if _VERSION >= 13030:
     CUlogicalEndpointProp_struct__anon0_unicast._fields_ = [
         ("device", CUdevice),
     ]
+    integer_fields(CUlogicalEndpointProp_struct__anon0_unicast, {"device": _range_CUdevice_int})
     CUlogicalEndpointProp_struct__anon0_multicast._fields_ = [
         ("numDevices", c_uint),
     ]
+    integer_fields(CUlogicalEndpointProp_struct__anon0_multicast, {"numDevices": _range_unsigned_int})
     CUlogicalEndpointProp_struct__anon0._fields_ = [
         ("unicast", CUlogicalEndpointProp_struct__anon0_unicast),
         ("multicast", CUlogicalEndpointProp_struct__anon0_multicast),
@@ -14284,6 +15021,15 @@ if _VERSION >= 13030:
         ("ipcHandleTypes", c_uint),
         ("flags", c_uint),
     ]
+    integer_fields(
+        CUlogicalEndpointProp_struct,
+        {
+            "type": _range_CUlogicalEndpointType,
+            "size": _range_unsigned_long_long,
+            "ipcHandleTypes": _range_unsigned_int,
+            "flags": _range_unsigned_int,
+        },
+    )
 CUdevSmResource_st._fields_ = [
     ("smCount", c_uint),
     ("minSmPartitionSize", c_uint),
@@ -14303,12 +15049,42 @@ CUdevSmResource_st._fields_ = [
         else []
     ),
 ]
+integer_fields(
+    CUdevSmResource_st,
+    {
+        "smCount": _range_unsigned_int,
+        "minSmPartitionSize": _range_unsigned_int,
+        "smCoscheduledAlignment": _range_unsigned_int,
+        **(
+            {
+                "flags": _range_unsigned_int,
+            }
+            if _VERSION >= 13010
+            else {}
+        ),
+        **(
+            {
+                "localityDomainId": _range_unsigned_int,
+            }
+            if _VERSION >= 13040
+            else {}
+        ),
+    },
+)
 if _VERSION >= 13010:
     CUdevWorkqueueConfigResource_st._fields_ = [
         ("device", CUdevice),
         ("wqConcurrencyLimit", c_uint),
         ("sharingScope", c_uint),
     ]
+    integer_fields(
+        CUdevWorkqueueConfigResource_st,
+        {
+            "device": _range_CUdevice_int,
+            "wqConcurrencyLimit": _range_unsigned_int,
+            "sharingScope": _range_CUdevWorkqueueConfigScope,
+        },
+    )
     CUdevWorkqueueResource_st._fields_ = [
         ("reserved", c_ubyte * 40),
     ]
@@ -14333,6 +15109,22 @@ if _VERSION >= 13010:
             else []
         ),
     ]
+    integer_fields(
+        CU_DEV_SM_RESOURCE_GROUP_PARAMS_st,
+        {
+            "smCount": _range_unsigned_int,
+            "coscheduledSmCount": _range_unsigned_int,
+            "preferredCoscheduledSmCount": _range_unsigned_int,
+            "flags": _range_unsigned_int,
+            **(
+                {
+                    "localityDomainId": _range_unsigned_int,
+                }
+                if _VERSION >= 13040
+                else {}
+            ),
+        },
+    )
 CUdevResource_st__anon0._fields_ = [
     ("sm", CUdevSmResource),
     *(
@@ -14365,6 +15157,7 @@ CUdevResource_st._fields_ = [
         else []
     ),
 ]
+integer_fields(CUdevResource_st, {"type": _range_CUdevResourceType})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

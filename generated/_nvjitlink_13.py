@@ -388,6 +388,11 @@ class nvJitLinkHandle(Handle):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
 
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a

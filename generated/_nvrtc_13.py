@@ -162,6 +162,8 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+if _VERSION >= 13030:
+    from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -384,6 +386,11 @@ if _VERSION <= 13020:
     # and keep that memory alive while it refers to it. A handle member goes through
     # handle_fields(), which makes it take what a checked handle parameter takes: the other
     # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+    # An integer member goes through integer_fields(), which makes it refuse what its C type
+    # cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+    # parameter does, reading each type's range below; a CUdeviceptr member goes through
+    # device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+    # parameter does, and keep it alive.
 
 
     # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
@@ -407,6 +414,16 @@ if _VERSION >= 13030:
     # and keep that memory alive while it refers to it. A handle member goes through
     # handle_fields(), which makes it take what a checked handle parameter takes: the other
     # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+    # An integer member goes through integer_fields(), which makes it refuse what its C type
+    # cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+    # parameter does, reading each type's range below; a CUdeviceptr member goes through
+    # device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+    # parameter does, and keep it alive.
+
+    # Each C integer type's (low, high, name), for integer_fields().
+    _range_int = (-2147483648, 2147483647, "int")
+    _range_size_t = (0, 18446744073709551615, "size_t")
+    _range_unsigned_int = (0, 4294967295, "unsigned int")
 
     nvrtcBundledHeadersInfo._fields_ = [
         ("available", c_int),
@@ -416,6 +433,17 @@ if _VERSION >= 13030:
         ("cudaVersionMinor", c_int),
         ("numFiles", c_uint),
     ]
+    integer_fields(
+        nvrtcBundledHeadersInfo,
+        {
+            "available": _range_int,
+            "compressedSize": _range_size_t,
+            "uncompressedSize": _range_size_t,
+            "cudaVersionMajor": _range_int,
+            "cudaVersionMinor": _range_int,
+            "numFiles": _range_unsigned_int,
+        },
+    )
 
     # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
     # record or an array of records is a detached value, as a C assignment makes.

@@ -291,6 +291,7 @@ from cudart._layout import binary_fields
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import handle_fields
+from cudart._layout import integer_fields
 from cudart._layout import kernel_fields
 from cudart._layout import cxx_defaults
 from cudart._layout import dim3_fields
@@ -10385,49 +10386,150 @@ cudaStreamAttrValue = cudaLaunchAttributeValue
 cudaKernelNodeAttrID = cudaLaunchAttributeID
 # #define cudaKernelNodeAttrValue cudaLaunchAttributeValue
 cudaKernelNodeAttrValue = cudaLaunchAttributeValue
+if _VERSION <= 12030:
 
-# ---------------------------------------------------------------------------- layouts
-# Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
-# a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
-# __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
-# go through require_alignment(); `_padN` stands only for padding C's alignment rules
-# alone would not make (an over-aligned member declaration). A `char` array holding
-# bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
-# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
-# member holding a device function or a kernel's arguments goes through kernel_fields(),
-# which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
-# A `void *` member goes through memory_fields(), which makes it take what a checked
-# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it. A handle member goes through
-# handle_fields(), which makes it take what a checked handle parameter takes: the other
-# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+    # ---------------------------------------------------------------------------- layouts
+    # Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+    # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+    # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+    # go through require_alignment(); `_padN` stands only for padding C's alignment rules
+    # alone would not make (an over-aligned member declaration). A `char` array holding
+    # bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+    # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
+    # member holding a device function or a kernel's arguments goes through kernel_fields(),
+    # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+    # A `void *` member goes through memory_fields(), which makes it take what a checked
+    # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+    # and keep that memory alive while it refers to it. A handle member goes through
+    # handle_fields(), which makes it take what a checked handle parameter takes: the other
+    # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+    # An integer member goes through integer_fields(), which makes it refuse what its C type
+    # cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+    # parameter does, reading each type's range below; a CUdeviceptr member goes through
+    # device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+    # parameter does, and keep it alive.
+
+    # Each C integer type's (low, high, name), for integer_fields().
+    _range_cudaEglColorFormat = (0, 4294967295, "cudaEglColorFormat")
+if _VERSION >= 12040:
+
+    # ---------------------------------------------------------------------------- layouts
+    # Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+    # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+    # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+    # go through require_alignment(); `_padN` stands only for padding C's alignment rules
+    # alone would not make (an over-aligned member declaration). A `char` array holding
+    # bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+    # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
+    # member holding a device function or a kernel's arguments goes through kernel_fields(),
+    # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+    # A `void *` member goes through memory_fields(), which makes it take what a checked
+    # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+    # and keep that memory alive while it refers to it. A handle member goes through
+    # handle_fields(), which makes it take what a checked handle parameter takes: the other
+    # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+    # An integer member goes through integer_fields(), which makes it refuse what its C type
+    # cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+    # parameter does, reading each type's range below; a CUdeviceptr member goes through
+    # device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+    # parameter does, and keep it alive.
+
+    # Each C integer type's (low, high, name), for integer_fields().
+    _range_cudaAsyncNotificationType = (0, 4294967295, "cudaAsyncNotificationType")
+    _range_cudaEglColorFormat = (0, 4294967295, "cudaEglColorFormat")
+_range_cudaEglFrameType = (0, 4294967295, "cudaEglFrameType")
+if _VERSION >= 12030:
+    _range_cudaGraphConditionalHandle_unsigned_long_long = (
+        0,
+        18446744073709551615,
+        "cudaGraphConditionalHandle (unsigned long long)",
+    )
+_range_enum_cudaAccessProperty = (0, 4294967295, "enum cudaAccessProperty")
+_range_enum_cudaChannelFormatKind = (0, 4294967295, "enum cudaChannelFormatKind")
+_range_enum_cudaClusterSchedulingPolicy = (0, 4294967295, "enum cudaClusterSchedulingPolicy")
+_range_enum_cudaExternalMemoryHandleType = (0, 4294967295, "enum cudaExternalMemoryHandleType")
+_range_enum_cudaExternalSemaphoreHandleType = (
+    0,
+    4294967295,
+    "enum cudaExternalSemaphoreHandleType",
+)
+if _VERSION == 12090:
+    _range_enum_cudaGraphChildGraphNodeOwnership = (
+        0,
+        4294967295,
+        "enum cudaGraphChildGraphNodeOwnership",
+    )
+if _VERSION >= 12030:
+    _range_enum_cudaGraphConditionalNodeType = (0, 4294967295, "enum cudaGraphConditionalNodeType")
+_range_enum_cudaGraphExecUpdateResult = (0, 4294967295, "enum cudaGraphExecUpdateResult")
+_range_enum_cudaGraphInstantiateResult = (0, 4294967295, "enum cudaGraphInstantiateResult")
+if _VERSION >= 12040:
+    _range_enum_cudaGraphKernelNodeField = (0, 4294967295, "enum cudaGraphKernelNodeField")
+if _VERSION >= 12020:
+    _range_enum_cudaGraphNodeType = (0, 4294967295, "enum cudaGraphNodeType")
+_range_enum_cudaLaunchAttributeID = (0, 4294967295, "enum cudaLaunchAttributeID")
+_range_enum_cudaLaunchMemSyncDomain = (0, 4294967295, "enum cudaLaunchMemSyncDomain")
+_range_enum_cudaMemAccessFlags = (0, 4294967295, "enum cudaMemAccessFlags")
+_range_enum_cudaMemAllocationHandleType = (0, 4294967295, "enum cudaMemAllocationHandleType")
+_range_enum_cudaMemAllocationType = (0, 4294967295, "enum cudaMemAllocationType")
+_range_enum_cudaMemLocationType = (0, 4294967295, "enum cudaMemLocationType")
+if _VERSION >= 12080:
+    _range_enum_cudaMemcpy3DOperandType = (0, 4294967295, "enum cudaMemcpy3DOperandType")
+_range_enum_cudaMemcpyKind = (0, 4294967295, "enum cudaMemcpyKind")
+if _VERSION >= 12080:
+    _range_enum_cudaMemcpySrcAccessOrder = (0, 4294967295, "enum cudaMemcpySrcAccessOrder")
+_range_enum_cudaMemoryType = (0, 4294967295, "enum cudaMemoryType")
+_range_enum_cudaResourceType = (0, 4294967295, "enum cudaResourceType")
+_range_enum_cudaResourceViewFormat = (0, 4294967295, "enum cudaResourceViewFormat")
+_range_enum_cudaSynchronizationPolicy = (0, 4294967295, "enum cudaSynchronizationPolicy")
+_range_enum_cudaTextureFilterMode = (0, 4294967295, "enum cudaTextureFilterMode")
+_range_enum_cudaTextureReadMode = (0, 4294967295, "enum cudaTextureReadMode")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
 
 char1._fields_ = [
     ("x", c_byte),
 ]
+integer_fields(char1, {"x": _range_signed_char})
 uchar1._fields_ = [
     ("x", c_ubyte),
 ]
+integer_fields(uchar1, {"x": _range_unsigned_char})
 char2._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
     ("_align2", c_short * 0),
 ]
+integer_fields(char2, {"x": _range_signed_char, "y": _range_signed_char})
 uchar2._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
     ("_align2", c_short * 0),
 ]
+integer_fields(uchar2, {"x": _range_unsigned_char, "y": _range_unsigned_char})
 char3._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
     ("z", c_byte),
 ]
+integer_fields(char3, {"x": _range_signed_char, "y": _range_signed_char, "z": _range_signed_char})
 uchar3._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
     ("z", c_ubyte),
 ]
+integer_fields(
+    uchar3, {"x": _range_unsigned_char, "y": _range_unsigned_char, "z": _range_unsigned_char}
+)
 char4._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
@@ -10435,6 +10537,15 @@ char4._fields_ = [
     ("w", c_byte),
     ("_align4", c_int * 0),
 ]
+integer_fields(
+    char4,
+    {
+        "x": _range_signed_char,
+        "y": _range_signed_char,
+        "z": _range_signed_char,
+        "w": _range_signed_char,
+    },
+)
 uchar4._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
@@ -10442,32 +10553,49 @@ uchar4._fields_ = [
     ("w", c_ubyte),
     ("_align4", c_int * 0),
 ]
+integer_fields(
+    uchar4,
+    {
+        "x": _range_unsigned_char,
+        "y": _range_unsigned_char,
+        "z": _range_unsigned_char,
+        "w": _range_unsigned_char,
+    },
+)
 short1._fields_ = [
     ("x", c_short),
 ]
+integer_fields(short1, {"x": _range_short})
 ushort1._fields_ = [
     ("x", c_ushort),
 ]
+integer_fields(ushort1, {"x": _range_unsigned_short})
 short2._fields_ = [
     ("x", c_short),
     ("y", c_short),
     ("_align4", c_int * 0),
 ]
+integer_fields(short2, {"x": _range_short, "y": _range_short})
 ushort2._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
     ("_align4", c_int * 0),
 ]
+integer_fields(ushort2, {"x": _range_unsigned_short, "y": _range_unsigned_short})
 short3._fields_ = [
     ("x", c_short),
     ("y", c_short),
     ("z", c_short),
 ]
+integer_fields(short3, {"x": _range_short, "y": _range_short, "z": _range_short})
 ushort3._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
     ("z", c_ushort),
 ]
+integer_fields(
+    ushort3, {"x": _range_unsigned_short, "y": _range_unsigned_short, "z": _range_unsigned_short}
+)
 short4._fields_ = [
     ("x", c_short),
     ("y", c_short),
@@ -10475,6 +10603,7 @@ short4._fields_ = [
     ("w", c_short),
     ("_align8", c_long * 0),
 ]
+integer_fields(short4, {"x": _range_short, "y": _range_short, "z": _range_short, "w": _range_short})
 ushort4._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
@@ -10482,32 +10611,49 @@ ushort4._fields_ = [
     ("w", c_ushort),
     ("_align8", c_long * 0),
 ]
+integer_fields(
+    ushort4,
+    {
+        "x": _range_unsigned_short,
+        "y": _range_unsigned_short,
+        "z": _range_unsigned_short,
+        "w": _range_unsigned_short,
+    },
+)
 int1._fields_ = [
     ("x", c_int),
 ]
+integer_fields(int1, {"x": _range_int})
 uint1._fields_ = [
     ("x", c_uint),
 ]
+integer_fields(uint1, {"x": _range_unsigned_int})
 int2._fields_ = [
     ("x", c_int),
     ("y", c_int),
     ("_align8", c_long * 0),
 ]
+integer_fields(int2, {"x": _range_int, "y": _range_int})
 uint2._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("_align8", c_long * 0),
 ]
+integer_fields(uint2, {"x": _range_unsigned_int, "y": _range_unsigned_int})
 int3._fields_ = [
     ("x", c_int),
     ("y", c_int),
     ("z", c_int),
 ]
+integer_fields(int3, {"x": _range_int, "y": _range_int, "z": _range_int})
 uint3._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    uint3, {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int}
+)
 int4._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -10515,6 +10661,7 @@ int4._fields_ = [
     ("w", c_int),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(int4, {"x": _range_int, "y": _range_int, "z": _range_int, "w": _range_int})
 uint4._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
@@ -10522,32 +10669,49 @@ uint4._fields_ = [
     ("w", c_uint),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    uint4,
+    {
+        "x": _range_unsigned_int,
+        "y": _range_unsigned_int,
+        "z": _range_unsigned_int,
+        "w": _range_unsigned_int,
+    },
+)
 long1._fields_ = [
     ("x", c_long),
 ]
+integer_fields(long1, {"x": _range_long})
 ulong1._fields_ = [
     ("x", c_ulong),
 ]
+integer_fields(ulong1, {"x": _range_unsigned_long})
 long2._fields_ = [
     ("x", c_long),
     ("y", c_long),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(long2, {"x": _range_long, "y": _range_long})
 ulong2._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(ulong2, {"x": _range_unsigned_long, "y": _range_unsigned_long})
 long3._fields_ = [
     ("x", c_long),
     ("y", c_long),
     ("z", c_long),
 ]
+integer_fields(long3, {"x": _range_long, "y": _range_long, "z": _range_long})
 ulong3._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
     ("z", c_ulong),
 ]
+integer_fields(
+    ulong3, {"x": _range_unsigned_long, "y": _range_unsigned_long, "z": _range_unsigned_long}
+)
 long4._fields_ = [
     ("x", c_long),
     ("y", c_long),
@@ -10555,6 +10719,7 @@ long4._fields_ = [
     ("w", c_long),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(long4, {"x": _range_long, "y": _range_long, "z": _range_long, "w": _range_long})
 ulong4._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
@@ -10562,6 +10727,15 @@ ulong4._fields_ = [
     ("w", c_ulong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulong4,
+    {
+        "x": _range_unsigned_long,
+        "y": _range_unsigned_long,
+        "z": _range_unsigned_long,
+        "w": _range_unsigned_long,
+    },
+)
 float1._fields_ = [
     ("x", c_float),
 ]
@@ -10585,29 +10759,42 @@ float4._fields_ = [
 longlong1._fields_ = [
     ("x", c_longlong),
 ]
+integer_fields(longlong1, {"x": _range_long_long})
 ulonglong1._fields_ = [
     ("x", c_ulonglong),
 ]
+integer_fields(ulonglong1, {"x": _range_unsigned_long_long})
 longlong2._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(longlong2, {"x": _range_long_long, "y": _range_long_long})
 ulonglong2._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(ulonglong2, {"x": _range_unsigned_long_long, "y": _range_unsigned_long_long})
 longlong3._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
     ("z", c_longlong),
 ]
+integer_fields(longlong3, {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long})
 ulonglong3._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
     ("z", c_ulonglong),
 ]
+integer_fields(
+    ulonglong3,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+    },
+)
 longlong4._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
@@ -10615,6 +10802,10 @@ longlong4._fields_ = [
     ("w", c_longlong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    longlong4,
+    {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long, "w": _range_long_long},
+)
 ulonglong4._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
@@ -10622,6 +10813,15 @@ ulonglong4._fields_ = [
     ("w", c_ulonglong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulonglong4,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+        "w": _range_unsigned_long_long,
+    },
+)
 double1._fields_ = [
     ("x", c_double),
 ]
@@ -10647,6 +10847,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(dim3, {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int})
 cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
@@ -10655,11 +10856,25 @@ cudaChannelFormatDesc._fields_ = [
     ("w", c_int),
     ("f", c_uint),
 ]
+integer_fields(
+    cudaChannelFormatDesc,
+    {
+        "x": _range_int,
+        "y": _range_int,
+        "z": _range_int,
+        "w": _range_int,
+        "f": _range_enum_cudaChannelFormatKind,
+    },
+)
 cudaArraySparseProperties_tileExtent._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
     ("depth", c_uint),
 ]
+integer_fields(
+    cudaArraySparseProperties_tileExtent,
+    {"width": _range_unsigned_int, "height": _range_unsigned_int, "depth": _range_unsigned_int},
+)
 cudaArraySparseProperties._fields_ = [
     ("tileExtent", cudaArraySparseProperties_tileExtent),
     ("miptailFirstLevel", c_uint),
@@ -10667,11 +10882,20 @@ cudaArraySparseProperties._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    cudaArraySparseProperties,
+    {
+        "miptailFirstLevel": _range_unsigned_int,
+        "miptailSize": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaArrayMemoryRequirements._fields_ = [
     ("size", c_size_t),
     ("alignment", c_size_t),
     ("reserved", c_uint * 4),
 ]
+integer_fields(cudaArrayMemoryRequirements, {"size": _range_size_t, "alignment": _range_size_t})
 cudaPitchedPtr._fields_ = [
     ("ptr", c_void_p),
     ("pitch", c_size_t),
@@ -10679,16 +10903,23 @@ cudaPitchedPtr._fields_ = [
     ("ysize", c_size_t),
 ]
 memory_fields(cudaPitchedPtr, "ptr")
+integer_fields(
+    cudaPitchedPtr, {"pitch": _range_size_t, "xsize": _range_size_t, "ysize": _range_size_t}
+)
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
     ("depth", c_size_t),
 ]
+integer_fields(
+    cudaExtent, {"width": _range_size_t, "height": _range_size_t, "depth": _range_size_t}
+)
 cudaPos._fields_ = [
     ("x", c_size_t),
     ("y", c_size_t),
     ("z", c_size_t),
 ]
+integer_fields(cudaPos, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
 cudaMemcpy3DParms._fields_ = [
     ("srcArray", cudaArray_t),
     ("srcPos", cudaPos),
@@ -10700,12 +10931,14 @@ cudaMemcpy3DParms._fields_ = [
     ("kind", c_uint),
 ]
 handle_fields(cudaMemcpy3DParms, "srcArray", "dstArray")
+integer_fields(cudaMemcpy3DParms, {"kind": _range_enum_cudaMemcpyKind})
 if _VERSION >= 12020:
     cudaMemcpyNodeParams._fields_ = [
         ("flags", c_int),
         ("reserved", c_int * 3),
         ("copyParams", cudaMemcpy3DParms),
     ]
+    integer_fields(cudaMemcpyNodeParams, {"flags": _range_int})
 cudaMemcpy3DPeerParms._fields_ = [
     ("srcArray", cudaArray_t),
     ("srcPos", cudaPos),
@@ -10718,6 +10951,7 @@ cudaMemcpy3DPeerParms._fields_ = [
     ("extent", cudaExtent),
 ]
 handle_fields(cudaMemcpy3DPeerParms, "srcArray", "dstArray")
+integer_fields(cudaMemcpy3DPeerParms, {"srcDevice": _range_int, "dstDevice": _range_int})
 cudaMemsetParams._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -10727,6 +10961,16 @@ cudaMemsetParams._fields_ = [
     ("height", c_size_t),
 ]
 memory_fields(cudaMemsetParams, "dst")
+integer_fields(
+    cudaMemsetParams,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
 if _VERSION >= 12020:
     cudaMemsetParamsV2._fields_ = [
         ("dst", c_void_p),
@@ -10737,6 +10981,16 @@ if _VERSION >= 12020:
         ("height", c_size_t),
     ]
     memory_fields(cudaMemsetParamsV2, "dst")
+    integer_fields(
+        cudaMemsetParamsV2,
+        {
+            "pitch": _range_size_t,
+            "value": _range_unsigned_int,
+            "elementSize": _range_unsigned_int,
+            "width": _range_size_t,
+            "height": _range_size_t,
+        },
+    )
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -10745,6 +10999,14 @@ cudaAccessPolicyWindow._fields_ = [
     ("missProp", c_uint),
 ]
 memory_fields(cudaAccessPolicyWindow, "base_ptr")
+integer_fields(
+    cudaAccessPolicyWindow,
+    {
+        "num_bytes": _range_size_t,
+        "hitProp": _range_enum_cudaAccessProperty,
+        "missProp": _range_enum_cudaAccessProperty,
+    },
+)
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
@@ -10770,6 +11032,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("sizeInBytes", c_size_t),
 ]
 memory_fields(cudaResourceDesc_res_linear, "devPtr")
+integer_fields(cudaResourceDesc_res_linear, {"sizeInBytes": _range_size_t})
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -10778,6 +11041,10 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("pitchInBytes", c_size_t),
 ]
 memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
+integer_fields(
+    cudaResourceDesc_res_pitch2D,
+    {"width": _range_size_t, "height": _range_size_t, "pitchInBytes": _range_size_t},
+)
 cudaResourceDesc_res._fields_ = [
     ("array", cudaResourceDesc_res_array),
     ("mipmap", cudaResourceDesc_res_mipmap),
@@ -10788,6 +11055,7 @@ cudaResourceDesc._fields_ = [
     ("resType", c_uint),
     ("res", cudaResourceDesc_res),
 ]
+integer_fields(cudaResourceDesc, {"resType": _range_enum_cudaResourceType})
 cudaResourceViewDesc._fields_ = [
     ("format", c_uint),
     ("width", c_size_t),
@@ -10798,6 +11066,19 @@ cudaResourceViewDesc._fields_ = [
     ("firstLayer", c_uint),
     ("lastLayer", c_uint),
 ]
+integer_fields(
+    cudaResourceViewDesc,
+    {
+        "format": _range_enum_cudaResourceViewFormat,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "depth": _range_size_t,
+        "firstMipmapLevel": _range_unsigned_int,
+        "lastMipmapLevel": _range_unsigned_int,
+        "firstLayer": _range_unsigned_int,
+        "lastLayer": _range_unsigned_int,
+    },
+)
 cudaPointerAttributes._fields_ = [
     ("type", c_uint),
     ("device", c_int),
@@ -10805,6 +11086,7 @@ cudaPointerAttributes._fields_ = [
     ("hostPointer", c_void_p),
 ]
 memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
+integer_fields(cudaPointerAttributes, {"type": _range_enum_cudaMemoryType, "device": _range_int})
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -10824,14 +11106,37 @@ cudaFuncAttributes._fields_ = [
     ("nonPortableClusterSizeAllowed", c_int),
     ("reserved", c_int * 16),
 ]
+integer_fields(
+    cudaFuncAttributes,
+    {
+        "sharedSizeBytes": _range_size_t,
+        "constSizeBytes": _range_size_t,
+        "localSizeBytes": _range_size_t,
+        "maxThreadsPerBlock": _range_int,
+        "numRegs": _range_int,
+        "ptxVersion": _range_int,
+        "binaryVersion": _range_int,
+        "cacheModeCA": _range_int,
+        "maxDynamicSharedSizeBytes": _range_int,
+        "preferredShmemCarveout": _range_int,
+        "clusterDimMustBeSet": _range_int,
+        "requiredClusterWidth": _range_int,
+        "requiredClusterHeight": _range_int,
+        "requiredClusterDepth": _range_int,
+        "clusterSchedulingPolicyPreference": _range_int,
+        "nonPortableClusterSizeAllowed": _range_int,
+    },
+)
 cudaMemLocation._fields_ = [
     ("type", c_uint),
     ("id", c_int),
 ]
+integer_fields(cudaMemLocation, {"type": _range_enum_cudaMemLocationType, "id": _range_int})
 cudaMemAccessDesc._fields_ = [
     ("location", cudaMemLocation),
     ("flags", c_uint),
 ]
+integer_fields(cudaMemAccessDesc, {"flags": _range_enum_cudaMemAccessFlags})
 cudaMemPoolProps._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -10868,6 +11173,27 @@ cudaMemPoolProps._fields_ = [
     ),
 ]
 memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
+integer_fields(
+    cudaMemPoolProps,
+    {
+        "allocType": _range_enum_cudaMemAllocationType,
+        "handleTypes": _range_enum_cudaMemAllocationHandleType,
+        **(
+            {
+                "maxSize": _range_size_t,
+            }
+            if _VERSION >= 12020
+            else {}
+        ),
+        **(
+            {
+                "usage": _range_unsigned_short,
+            }
+            if _VERSION >= 12060
+            else {}
+        ),
+    },
+)
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -10879,6 +11205,9 @@ cudaMemAllocNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
 memory_fields(cudaMemAllocNodeParams, "dptr")
+integer_fields(
+    cudaMemAllocNodeParams, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+)
 if _VERSION >= 12020:
     cudaMemAllocNodeParamsV2._fields_ = [
         ("poolProps", cudaMemPoolProps),
@@ -10888,6 +11217,9 @@ if _VERSION >= 12020:
         ("dptr", c_void_p),
     ]
     memory_fields(cudaMemAllocNodeParamsV2, "dptr")
+    integer_fields(
+        cudaMemAllocNodeParamsV2, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+    )
     cudaMemFreeNodeParams._fields_ = [
         ("dptr", c_void_p),
     ]
@@ -10899,11 +11231,16 @@ if _VERSION >= 12080:
         ("dstLocHint", cudaMemLocation),
         ("flags", c_uint),
     ]
+    integer_fields(
+        cudaMemcpyAttributes,
+        {"srcAccessOrder": _range_enum_cudaMemcpySrcAccessOrder, "flags": _range_unsigned_int},
+    )
     cudaOffset3D._fields_ = [
         ("x", c_size_t),
         ("y", c_size_t),
         ("z", c_size_t),
     ]
+    integer_fields(cudaOffset3D, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
     cudaMemcpy3DOperand_op_ptr._fields_ = [
         ("ptr", c_void_p),
         ("rowLength", c_size_t),
@@ -10911,6 +11248,9 @@ if _VERSION >= 12080:
         ("locHint", cudaMemLocation),
     ]
     memory_fields(cudaMemcpy3DOperand_op_ptr, "ptr")
+    integer_fields(
+        cudaMemcpy3DOperand_op_ptr, {"rowLength": _range_size_t, "layerHeight": _range_size_t}
+    )
     cudaMemcpy3DOperand_op_array._fields_ = [
         ("array", cudaArray_t),
         ("offset", cudaOffset3D),
@@ -10924,6 +11264,7 @@ if _VERSION >= 12080:
         ("type", c_uint),
         ("op", cudaMemcpy3DOperand_op),
     ]
+    integer_fields(cudaMemcpy3DOperand, {"type": _range_enum_cudaMemcpy3DOperandType})
     cudaMemcpy3DBatchOp._fields_ = [
         ("src", cudaMemcpy3DOperand),
         ("dst", cudaMemcpy3DOperand),
@@ -10931,6 +11272,10 @@ if _VERSION >= 12080:
         ("srcAccessOrder", c_uint),
         ("flags", c_uint),
     ]
+    integer_fields(
+        cudaMemcpy3DBatchOp,
+        {"srcAccessOrder": _range_enum_cudaMemcpySrcAccessOrder, "flags": _range_unsigned_int},
+    )
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
@@ -11060,6 +11405,85 @@ cudaDeviceProp._fields_ = [
     ),
 ]
 binary_fields(cudaDeviceProp, "luid")
+integer_fields(
+    cudaDeviceProp,
+    {
+        "luidDeviceNodeMask": _range_unsigned_int,
+        "totalGlobalMem": _range_size_t,
+        "sharedMemPerBlock": _range_size_t,
+        "regsPerBlock": _range_int,
+        "warpSize": _range_int,
+        "memPitch": _range_size_t,
+        "maxThreadsPerBlock": _range_int,
+        "clockRate": _range_int,
+        "totalConstMem": _range_size_t,
+        "major": _range_int,
+        "minor": _range_int,
+        "textureAlignment": _range_size_t,
+        "texturePitchAlignment": _range_size_t,
+        "deviceOverlap": _range_int,
+        "multiProcessorCount": _range_int,
+        "kernelExecTimeoutEnabled": _range_int,
+        "integrated": _range_int,
+        "canMapHostMemory": _range_int,
+        "computeMode": _range_int,
+        "maxTexture1D": _range_int,
+        "maxTexture1DMipmap": _range_int,
+        "maxTexture1DLinear": _range_int,
+        "maxTextureCubemap": _range_int,
+        "maxSurface1D": _range_int,
+        "maxSurfaceCubemap": _range_int,
+        "surfaceAlignment": _range_size_t,
+        "concurrentKernels": _range_int,
+        "ECCEnabled": _range_int,
+        "pciBusID": _range_int,
+        "pciDeviceID": _range_int,
+        "pciDomainID": _range_int,
+        "tccDriver": _range_int,
+        "asyncEngineCount": _range_int,
+        "unifiedAddressing": _range_int,
+        "memoryClockRate": _range_int,
+        "memoryBusWidth": _range_int,
+        "l2CacheSize": _range_int,
+        "persistingL2CacheMaxSize": _range_int,
+        "maxThreadsPerMultiProcessor": _range_int,
+        "streamPrioritiesSupported": _range_int,
+        "globalL1CacheSupported": _range_int,
+        "localL1CacheSupported": _range_int,
+        "sharedMemPerMultiprocessor": _range_size_t,
+        "regsPerMultiprocessor": _range_int,
+        "managedMemory": _range_int,
+        "isMultiGpuBoard": _range_int,
+        "multiGpuBoardGroupID": _range_int,
+        "hostNativeAtomicSupported": _range_int,
+        "singleToDoublePrecisionPerfRatio": _range_int,
+        "pageableMemoryAccess": _range_int,
+        "concurrentManagedAccess": _range_int,
+        "computePreemptionSupported": _range_int,
+        "canUseHostPointerForRegisteredMem": _range_int,
+        "cooperativeLaunch": _range_int,
+        "cooperativeMultiDeviceLaunch": _range_int,
+        "sharedMemPerBlockOptin": _range_size_t,
+        "pageableMemoryAccessUsesHostPageTables": _range_int,
+        "directManagedMemAccessFromHost": _range_int,
+        "maxBlocksPerMultiProcessor": _range_int,
+        "accessPolicyMaxWindowSize": _range_int,
+        "reservedSharedMemPerBlock": _range_size_t,
+        "hostRegisterSupported": _range_int,
+        "sparseCudaArraySupported": _range_int,
+        "hostRegisterReadOnlySupported": _range_int,
+        "timelineSemaphoreInteropSupported": _range_int,
+        "memoryPoolsSupported": _range_int,
+        "gpuDirectRDMASupported": _range_int,
+        "gpuDirectRDMAFlushWritesOptions": _range_unsigned_int,
+        "gpuDirectRDMAWritesOrdering": _range_int,
+        "memoryPoolSupportedHandleTypes": _range_unsigned_int,
+        "deferredMappingCudaArraySupported": _range_int,
+        "ipcEventSupported": _range_int,
+        "clusterLaunch": _range_int,
+        "unifiedFunctionPointers": _range_int,
+    },
+)
 cudaIpcEventHandle_st._fields_ = [
     ("reserved", c_char * 64),
 ]
@@ -11084,17 +11508,34 @@ cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("nvSciBufObject", c_void_p),
 ]
 memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
+integer_fields(cudaExternalMemoryHandleDesc_handle, {"fd": _range_int})
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
     ("size", c_ulonglong),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaExternalMemoryHandleDesc,
+    {
+        "type": _range_enum_cudaExternalMemoryHandleType,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaExternalMemoryBufferDesc._fields_ = [
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaExternalMemoryBufferDesc,
+    {
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaExternalMemoryMipmappedArrayDesc._fields_ = [
     ("offset", c_ulonglong),
     ("formatDesc", cudaChannelFormatDesc),
@@ -11102,6 +11543,14 @@ cudaExternalMemoryMipmappedArrayDesc._fields_ = [
     ("flags", c_uint),
     ("numLevels", c_uint),
 ]
+integer_fields(
+    cudaExternalMemoryMipmappedArrayDesc,
+    {
+        "offset": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+        "numLevels": _range_unsigned_int,
+    },
+)
 cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -11113,22 +11562,36 @@ cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("nvSciSyncObj", c_void_p),
 ]
 memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
+integer_fields(cudaExternalSemaphoreHandleDesc_handle, {"fd": _range_int})
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaExternalSemaphoreHandleDesc,
+    {"type": _range_enum_cudaExternalSemaphoreHandleType, "flags": _range_unsigned_int},
+)
 cudaExternalSemaphoreSignalParams_v1_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    cudaExternalSemaphoreSignalParams_v1_params_fence, {"value": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreSignalParams_v1_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreSignalParams_v1_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
+integer_fields(
+    cudaExternalSemaphoreSignalParams_v1_params_keyedMutex, {"key": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_v1_params._fields_ = [
     ("fence", cudaExternalSemaphoreSignalParams_v1_params_fence),
     ("nvSciSync", cudaExternalSemaphoreSignalParams_v1_params_nvSciSync),
@@ -11138,18 +11601,29 @@ cudaExternalSemaphoreSignalParams_v1._fields_ = [
     ("params", cudaExternalSemaphoreSignalParams_v1_params),
     ("flags", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreSignalParams_v1, {"flags": _range_unsigned_int})
 cudaExternalSemaphoreWaitParams_v1_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(
+    cudaExternalSemaphoreWaitParams_v1_params_fence, {"value": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreWaitParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreWaitParams_v1_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreWaitParams_v1_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreWaitParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
 ]
+integer_fields(
+    cudaExternalSemaphoreWaitParams_v1_params_keyedMutex,
+    {"key": _range_unsigned_long_long, "timeoutMs": _range_unsigned_int},
+)
 cudaExternalSemaphoreWaitParams_v1_params._fields_ = [
     ("fence", cudaExternalSemaphoreWaitParams_v1_params_fence),
     ("nvSciSync", cudaExternalSemaphoreWaitParams_v1_params_nvSciSync),
@@ -11159,17 +11633,25 @@ cudaExternalSemaphoreWaitParams_v1._fields_ = [
     ("params", cudaExternalSemaphoreWaitParams_v1_params),
     ("flags", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreWaitParams_v1, {"flags": _range_unsigned_int})
 cudaExternalSemaphoreSignalParams_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(cudaExternalSemaphoreSignalParams_params_fence, {"value": _range_unsigned_long_long})
 cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreSignalParams_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
+integer_fields(
+    cudaExternalSemaphoreSignalParams_params_keyedMutex, {"key": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_params._fields_ = [
     ("fence", cudaExternalSemaphoreSignalParams_params_fence),
     ("nvSciSync", cudaExternalSemaphoreSignalParams_params_nvSciSync),
@@ -11181,18 +11663,27 @@ cudaExternalSemaphoreSignalParams._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(cudaExternalSemaphoreSignalParams, {"flags": _range_unsigned_int})
 cudaExternalSemaphoreWaitParams_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(cudaExternalSemaphoreWaitParams_params_fence, {"value": _range_unsigned_long_long})
 cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreWaitParams_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
 ]
+integer_fields(
+    cudaExternalSemaphoreWaitParams_params_keyedMutex,
+    {"key": _range_unsigned_long_long, "timeoutMs": _range_unsigned_int},
+)
 cudaExternalSemaphoreWaitParams_params._fields_ = [
     ("fence", cudaExternalSemaphoreWaitParams_params_fence),
     ("nvSciSync", cudaExternalSemaphoreWaitParams_params_nvSciSync),
@@ -11204,6 +11695,7 @@ cudaExternalSemaphoreWaitParams._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(cudaExternalSemaphoreWaitParams, {"flags": _range_unsigned_int})
 if _VERSION >= 12080:
     cudalibraryHostUniversalFunctionAndDataTable._fields_ = [
         ("functionTable", c_void_p),
@@ -11212,6 +11704,10 @@ if _VERSION >= 12080:
         ("dataWindowSize", c_size_t),
     ]
     memory_fields(cudalibraryHostUniversalFunctionAndDataTable, "functionTable", "dataTable")
+    integer_fields(
+        cudalibraryHostUniversalFunctionAndDataTable,
+        {"functionWindowSize": _range_size_t, "dataWindowSize": _range_size_t},
+    )
 cudaLaunchParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -11222,6 +11718,7 @@ cudaLaunchParams._fields_ = [
 ]
 kernel_fields(cudaLaunchParams, ("func",), ("args",))
 handle_fields(cudaLaunchParams, "stream")
+integer_fields(cudaLaunchParams, {"sharedMem": _range_size_t})
 dim3_fields(cudaLaunchParams, ("gridDim", "blockDim"))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
@@ -11232,6 +11729,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+integer_fields(cudaKernelNodeParams, {"sharedMemBytes": _range_unsigned_int})
 dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 if _VERSION >= 12020:
     cudaKernelNodeParamsV2._fields_ = [
@@ -11243,29 +11741,34 @@ if _VERSION >= 12020:
         ("extra", POINTER(c_void_p)),
     ]
     kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+    integer_fields(cudaKernelNodeParamsV2, {"sharedMemBytes": _range_unsigned_int})
     dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
     ("numExtSems", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreSignalNodeParams, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 12020:
     cudaExternalSemaphoreSignalNodeParamsV2._fields_ = [
         ("extSemArray", POINTER(cudaExternalSemaphore_t)),
         ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
         ("numExtSems", c_uint),
     ]
+    integer_fields(cudaExternalSemaphoreSignalNodeParamsV2, {"numExtSems": _range_unsigned_int})
 cudaExternalSemaphoreWaitNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreWaitParams)),
     ("numExtSems", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreWaitNodeParams, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 12020:
     cudaExternalSemaphoreWaitNodeParamsV2._fields_ = [
         ("extSemArray", POINTER(cudaExternalSemaphore_t)),
         ("paramsArray", POINTER(cudaExternalSemaphoreWaitParams)),
         ("numExtSems", c_uint),
     ]
+    integer_fields(cudaExternalSemaphoreWaitNodeParamsV2, {"numExtSems": _range_unsigned_int})
 if _VERSION >= 12030:
     cudaConditionalNodeParams._fields_ = [
         ("handle", cudaGraphConditionalHandle),
@@ -11273,6 +11776,14 @@ if _VERSION >= 12030:
         ("size", c_uint),
         ("phGraph_out", POINTER(cudaGraph_t)),
     ]
+    integer_fields(
+        cudaConditionalNodeParams,
+        {
+            "handle": _range_cudaGraphConditionalHandle_unsigned_long_long,
+            "type": _range_enum_cudaGraphConditionalNodeType,
+            "size": _range_unsigned_int,
+        },
+    )
 if 12020 <= _VERSION <= 12080:
     cudaChildGraphNodeParams._fields_ = [
         ("graph", cudaGraph_t),
@@ -11284,6 +11795,11 @@ if _VERSION == 12090:
     ]
 if _VERSION >= 12020:
     handle_fields(cudaChildGraphNodeParams, "graph")
+if _VERSION == 12090:
+    integer_fields(
+        cudaChildGraphNodeParams, {"ownership": _range_enum_cudaGraphChildGraphNodeOwnership}
+    )
+if _VERSION >= 12020:
     cudaEventRecordNodeParams._fields_ = [
         ("event", cudaEvent_t),
     ]
@@ -11320,6 +11836,9 @@ if _VERSION >= 12020:
         ("_anon0", cudaGraphNodeParams__anon0),
         ("reserved2", c_longlong),
     ]
+    integer_fields(
+        cudaGraphNodeParams, {"type": _range_enum_cudaGraphNodeType, "reserved2": _range_long_long}
+    )
 if _VERSION >= 12030:
     cudaGraphEdgeData_st._fields_ = [
         ("from_port", c_ubyte),
@@ -11327,6 +11846,14 @@ if _VERSION >= 12030:
         ("type", c_ubyte),
         ("reserved", c_ubyte * 5),
     ]
+    integer_fields(
+        cudaGraphEdgeData_st,
+        {
+            "from_port": _range_unsigned_char,
+            "to_port": _range_unsigned_char,
+            "type": _range_unsigned_char,
+        },
+    )
 cudaGraphInstantiateParams_st._fields_ = [
     ("flags", c_ulonglong),
     ("uploadStream", cudaStream_t),
@@ -11334,12 +11861,17 @@ cudaGraphInstantiateParams_st._fields_ = [
     ("result_out", c_uint),
 ]
 handle_fields(cudaGraphInstantiateParams_st, "uploadStream", "errNode_out")
+integer_fields(
+    cudaGraphInstantiateParams_st,
+    {"flags": _range_unsigned_long_long, "result_out": _range_enum_cudaGraphInstantiateResult},
+)
 cudaGraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", cudaGraphNode_t),
     ("errorFromNode", cudaGraphNode_t),
 ]
 handle_fields(cudaGraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
+integer_fields(cudaGraphExecUpdateResultInfo_st, {"result": _range_enum_cudaGraphExecUpdateResult})
 if _VERSION >= 12040:
     cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
         ("pValue", c_void_p),
@@ -11347,11 +11879,15 @@ if _VERSION >= 12040:
         ("size", c_size_t),
     ]
     memory_fields(cudaGraphKernelNodeUpdate_updateData_param, "pValue")
+    integer_fields(
+        cudaGraphKernelNodeUpdate_updateData_param, {"offset": _range_size_t, "size": _range_size_t}
+    )
     cudaGraphKernelNodeUpdate_updateData._fields_ = [
         ("gridDim", dim3),
         ("param", cudaGraphKernelNodeUpdate_updateData_param),
         ("isEnabled", c_uint),
     ]
+    integer_fields(cudaGraphKernelNodeUpdate_updateData, {"isEnabled": _range_unsigned_int})
     dim3_fields(cudaGraphKernelNodeUpdate_updateData, ("gridDim",))
     cudaGraphKernelNodeUpdate._fields_ = [
         ("node", cudaGraphDeviceNode_t),
@@ -11359,39 +11895,58 @@ if _VERSION >= 12040:
         ("updateData", cudaGraphKernelNodeUpdate_updateData),
     ]
     handle_fields(cudaGraphKernelNodeUpdate, "node")
+    integer_fields(cudaGraphKernelNodeUpdate, {"field": _range_enum_cudaGraphKernelNodeField})
 cudaLaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
 ]
+integer_fields(
+    cudaLaunchMemSyncDomainMap_st,
+    {"default_": _range_unsigned_char, "remote": _range_unsigned_char},
+)
 cudaLaunchAttributeValue_clusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    cudaLaunchAttributeValue_clusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 cudaLaunchAttributeValue_programmaticEvent._fields_ = [
     ("event", cudaEvent_t),
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
 handle_fields(cudaLaunchAttributeValue_programmaticEvent, "event")
+integer_fields(
+    cudaLaunchAttributeValue_programmaticEvent,
+    {"flags": _range_int, "triggerAtBlockStart": _range_int},
+)
 if _VERSION >= 12080:
     cudaLaunchAttributeValue_preferredClusterDim._fields_ = [
         ("x", c_uint),
         ("y", c_uint),
         ("z", c_uint),
     ]
+    integer_fields(
+        cudaLaunchAttributeValue_preferredClusterDim,
+        {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+    )
 if _VERSION >= 12030:
     cudaLaunchAttributeValue_launchCompletionEvent._fields_ = [
         ("event", cudaEvent_t),
         ("flags", c_int),
     ]
     handle_fields(cudaLaunchAttributeValue_launchCompletionEvent, "event")
+    integer_fields(cudaLaunchAttributeValue_launchCompletionEvent, {"flags": _range_int})
 if _VERSION >= 12040:
     cudaLaunchAttributeValue_deviceUpdatableKernelNode._fields_ = [
         ("deviceUpdatable", c_int),
         ("devNode", cudaGraphDeviceNode_t),
     ]
     handle_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "devNode")
+    integer_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, {"deviceUpdatable": _range_int})
 cudaLaunchAttributeValue._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", cudaAccessPolicyWindow),
@@ -11434,12 +11989,31 @@ cudaLaunchAttributeValue._fields_ = [
     ),
 ]
 binary_fields(cudaLaunchAttributeValue, "pad")
+integer_fields(
+    cudaLaunchAttributeValue,
+    {
+        "cooperative": _range_int,
+        "syncPolicy": _range_enum_cudaSynchronizationPolicy,
+        "clusterSchedulingPolicyPreference": _range_enum_cudaClusterSchedulingPolicy,
+        "programmaticStreamSerializationAllowed": _range_int,
+        "priority": _range_int,
+        "memSyncDomain": _range_enum_cudaLaunchMemSyncDomain,
+        **(
+            {
+                "sharedMemCarveout": _range_unsigned_int,
+            }
+            if _VERSION >= 12050
+            else {}
+        ),
+    },
+)
 cudaLaunchAttribute_st._fields_ = [
     ("id", c_uint),
     ("pad", c_char * 4),
     ("val", cudaLaunchAttributeValue),
 ]
 binary_fields(cudaLaunchAttribute_st, "pad")
+integer_fields(cudaLaunchAttribute_st, {"id": _range_enum_cudaLaunchAttributeID})
 cudaLaunchConfig_st._fields_ = [
     ("gridDim", dim3),
     ("blockDim", dim3),
@@ -11449,11 +12023,17 @@ cudaLaunchConfig_st._fields_ = [
     ("numAttrs", c_uint),
 ]
 handle_fields(cudaLaunchConfig_st, "stream")
+integer_fields(
+    cudaLaunchConfig_st, {"dynamicSmemBytes": _range_size_t, "numAttrs": _range_unsigned_int}
+)
 dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 if _VERSION >= 12040:
     cudaAsyncNotificationInfo_info_overBudget._fields_ = [
         ("bytesOverBudget", c_ulonglong),
     ]
+    integer_fields(
+        cudaAsyncNotificationInfo_info_overBudget, {"bytesOverBudget": _range_unsigned_long_long}
+    )
     cudaAsyncNotificationInfo_info._fields_ = [
         ("overBudget", cudaAsyncNotificationInfo_info_overBudget),
     ]
@@ -11461,6 +12041,7 @@ if _VERSION >= 12040:
         ("type", c_uint),
         ("info", cudaAsyncNotificationInfo_info),
     ]
+    integer_fields(cudaAsyncNotificationInfo, {"type": _range_cudaAsyncNotificationType})
 cudaTextureDesc._fields_ = [
     ("addressMode", c_uint * 3),
     ("filterMode", c_uint),
@@ -11476,6 +12057,19 @@ cudaTextureDesc._fields_ = [
     ("disableTrilinearOptimization", c_int),
     ("seamlessCubemap", c_int),
 ]
+integer_fields(
+    cudaTextureDesc,
+    {
+        "filterMode": _range_enum_cudaTextureFilterMode,
+        "readMode": _range_enum_cudaTextureReadMode,
+        "sRGB": _range_int,
+        "normalizedCoords": _range_int,
+        "maxAnisotropy": _range_unsigned_int,
+        "mipmapFilterMode": _range_enum_cudaTextureFilterMode,
+        "disableTrilinearOptimization": _range_int,
+        "seamlessCubemap": _range_int,
+    },
+)
 cudaEglPlaneDesc_st._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
@@ -11485,6 +12079,16 @@ cudaEglPlaneDesc_st._fields_ = [
     ("channelDesc", cudaChannelFormatDesc),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    cudaEglPlaneDesc_st,
+    {
+        "width": _range_unsigned_int,
+        "height": _range_unsigned_int,
+        "depth": _range_unsigned_int,
+        "pitch": _range_unsigned_int,
+        "numChannels": _range_unsigned_int,
+    },
+)
 cudaEglFrame_st_frame._fields_ = [
     ("pArray", cudaArray_t * 3),
     ("pPitch", cudaPitchedPtr * 3),
@@ -11496,6 +12100,14 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+integer_fields(
+    cudaEglFrame_st,
+    {
+        "planeCount": _range_unsigned_int,
+        "frameType": _range_cudaEglFrameType,
+        "eglColorFormat": _range_cudaEglColorFormat,
+    },
+)
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

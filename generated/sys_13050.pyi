@@ -69,6 +69,7 @@ from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import handle_fields
+from cudart._layout import integer_fields
 from cudart._layout import kernel_fields
 from cudart._layout import cxx_defaults
 from cudart._layout import dim3_fields
@@ -8553,33 +8554,110 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_cudaAsyncNotificationType = (0, 4294967295, "cudaAsyncNotificationType")
+_range_cudaEglColorFormat = (0, 4294967295, "cudaEglColorFormat")
+_range_cudaEglFrameType = (0, 4294967295, "cudaEglFrameType")
+_range_cudaGraphConditionalHandle_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "cudaGraphConditionalHandle (unsigned long long)",
+)
+_range_enum_cudaAccessProperty = (0, 4294967295, "enum cudaAccessProperty")
+_range_enum_cudaChannelFormatKind = (0, 4294967295, "enum cudaChannelFormatKind")
+_range_enum_cudaClusterSchedulingPolicy = (0, 4294967295, "enum cudaClusterSchedulingPolicy")
+_range_enum_cudaDevResourceType = (0, 4294967295, "enum cudaDevResourceType")
+_range_enum_cudaDevWorkqueueConfigScope = (0, 4294967295, "enum cudaDevWorkqueueConfigScope")
+_range_enum_cudaExternalMemoryHandleType = (0, 4294967295, "enum cudaExternalMemoryHandleType")
+_range_enum_cudaExternalSemaphoreHandleType = (
+    0,
+    4294967295,
+    "enum cudaExternalSemaphoreHandleType",
+)
+_range_enum_cudaGraphChildGraphNodeOwnership = (
+    -2147483648,
+    2147483647,
+    "enum cudaGraphChildGraphNodeOwnership",
+)
+_range_enum_cudaGraphConditionalNodeType = (0, 4294967295, "enum cudaGraphConditionalNodeType")
+_range_enum_cudaGraphExecUpdateResult = (0, 4294967295, "enum cudaGraphExecUpdateResult")
+_range_enum_cudaGraphInstantiateResult = (0, 4294967295, "enum cudaGraphInstantiateResult")
+_range_enum_cudaGraphKernelNodeField = (0, 4294967295, "enum cudaGraphKernelNodeField")
+_range_enum_cudaGraphNodeType = (0, 4294967295, "enum cudaGraphNodeType")
+_range_enum_cudaKernelFunctionType = (0, 4294967295, "enum cudaKernelFunctionType")
+_range_enum_cudaLaunchAttributeID = (0, 4294967295, "enum cudaLaunchAttributeID")
+_range_enum_cudaLaunchAttributePortableClusterMode = (
+    0,
+    4294967295,
+    "enum cudaLaunchAttributePortableClusterMode",
+)
+_range_enum_cudaLaunchMemSyncDomain = (0, 4294967295, "enum cudaLaunchMemSyncDomain")
+_range_enum_cudaMemAccessFlags = (0, 4294967295, "enum cudaMemAccessFlags")
+_range_enum_cudaMemAllocationHandleType = (0, 4294967295, "enum cudaMemAllocationHandleType")
+_range_enum_cudaMemAllocationType = (0, 4294967295, "enum cudaMemAllocationType")
+_range_enum_cudaMemLocationType = (0, 4294967295, "enum cudaMemLocationType")
+_range_enum_cudaMemcpy3DOperandType = (0, 4294967295, "enum cudaMemcpy3DOperandType")
+_range_enum_cudaMemcpyKind = (0, 4294967295, "enum cudaMemcpyKind")
+_range_enum_cudaMemcpySrcAccessOrder = (0, 4294967295, "enum cudaMemcpySrcAccessOrder")
+_range_enum_cudaMemoryType = (0, 4294967295, "enum cudaMemoryType")
+_range_enum_cudaResourceType = (0, 4294967295, "enum cudaResourceType")
+_range_enum_cudaResourceViewFormat = (0, 4294967295, "enum cudaResourceViewFormat")
+_range_enum_cudaSharedMemoryMode = (0, 4294967295, "enum cudaSharedMemoryMode")
+_range_enum_cudaSynchronizationPolicy = (0, 4294967295, "enum cudaSynchronizationPolicy")
+_range_enum_cudaTextureFilterMode = (0, 4294967295, "enum cudaTextureFilterMode")
+_range_enum_cudaTextureReadMode = (0, 4294967295, "enum cudaTextureReadMode")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
 
 char1._fields_ = [
     ("x", c_byte),
 ]
+integer_fields(char1, {"x": _range_signed_char})
 uchar1._fields_ = [
     ("x", c_ubyte),
 ]
+integer_fields(uchar1, {"x": _range_unsigned_char})
 char2._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
     ("_align2", c_short * 0),
 ]
+integer_fields(char2, {"x": _range_signed_char, "y": _range_signed_char})
 uchar2._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
     ("_align2", c_short * 0),
 ]
+integer_fields(uchar2, {"x": _range_unsigned_char, "y": _range_unsigned_char})
 char3._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
     ("z", c_byte),
 ]
+integer_fields(char3, {"x": _range_signed_char, "y": _range_signed_char, "z": _range_signed_char})
 uchar3._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
     ("z", c_ubyte),
 ]
+integer_fields(
+    uchar3, {"x": _range_unsigned_char, "y": _range_unsigned_char, "z": _range_unsigned_char}
+)
 char4._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
@@ -8587,6 +8665,15 @@ char4._fields_ = [
     ("w", c_byte),
     ("_align4", c_int * 0),
 ]
+integer_fields(
+    char4,
+    {
+        "x": _range_signed_char,
+        "y": _range_signed_char,
+        "z": _range_signed_char,
+        "w": _range_signed_char,
+    },
+)
 uchar4._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
@@ -8594,32 +8681,49 @@ uchar4._fields_ = [
     ("w", c_ubyte),
     ("_align4", c_int * 0),
 ]
+integer_fields(
+    uchar4,
+    {
+        "x": _range_unsigned_char,
+        "y": _range_unsigned_char,
+        "z": _range_unsigned_char,
+        "w": _range_unsigned_char,
+    },
+)
 short1._fields_ = [
     ("x", c_short),
 ]
+integer_fields(short1, {"x": _range_short})
 ushort1._fields_ = [
     ("x", c_ushort),
 ]
+integer_fields(ushort1, {"x": _range_unsigned_short})
 short2._fields_ = [
     ("x", c_short),
     ("y", c_short),
     ("_align4", c_int * 0),
 ]
+integer_fields(short2, {"x": _range_short, "y": _range_short})
 ushort2._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
     ("_align4", c_int * 0),
 ]
+integer_fields(ushort2, {"x": _range_unsigned_short, "y": _range_unsigned_short})
 short3._fields_ = [
     ("x", c_short),
     ("y", c_short),
     ("z", c_short),
 ]
+integer_fields(short3, {"x": _range_short, "y": _range_short, "z": _range_short})
 ushort3._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
     ("z", c_ushort),
 ]
+integer_fields(
+    ushort3, {"x": _range_unsigned_short, "y": _range_unsigned_short, "z": _range_unsigned_short}
+)
 short4._fields_ = [
     ("x", c_short),
     ("y", c_short),
@@ -8627,6 +8731,7 @@ short4._fields_ = [
     ("w", c_short),
     ("_align8", c_long * 0),
 ]
+integer_fields(short4, {"x": _range_short, "y": _range_short, "z": _range_short, "w": _range_short})
 ushort4._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
@@ -8634,32 +8739,49 @@ ushort4._fields_ = [
     ("w", c_ushort),
     ("_align8", c_long * 0),
 ]
+integer_fields(
+    ushort4,
+    {
+        "x": _range_unsigned_short,
+        "y": _range_unsigned_short,
+        "z": _range_unsigned_short,
+        "w": _range_unsigned_short,
+    },
+)
 int1._fields_ = [
     ("x", c_int),
 ]
+integer_fields(int1, {"x": _range_int})
 uint1._fields_ = [
     ("x", c_uint),
 ]
+integer_fields(uint1, {"x": _range_unsigned_int})
 int2._fields_ = [
     ("x", c_int),
     ("y", c_int),
     ("_align8", c_long * 0),
 ]
+integer_fields(int2, {"x": _range_int, "y": _range_int})
 uint2._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("_align8", c_long * 0),
 ]
+integer_fields(uint2, {"x": _range_unsigned_int, "y": _range_unsigned_int})
 int3._fields_ = [
     ("x", c_int),
     ("y", c_int),
     ("z", c_int),
 ]
+integer_fields(int3, {"x": _range_int, "y": _range_int, "z": _range_int})
 uint3._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    uint3, {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int}
+)
 int4._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -8667,6 +8789,7 @@ int4._fields_ = [
     ("w", c_int),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(int4, {"x": _range_int, "y": _range_int, "z": _range_int, "w": _range_int})
 uint4._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
@@ -8674,32 +8797,49 @@ uint4._fields_ = [
     ("w", c_uint),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    uint4,
+    {
+        "x": _range_unsigned_int,
+        "y": _range_unsigned_int,
+        "z": _range_unsigned_int,
+        "w": _range_unsigned_int,
+    },
+)
 long1._fields_ = [
     ("x", c_long),
 ]
+integer_fields(long1, {"x": _range_long})
 ulong1._fields_ = [
     ("x", c_ulong),
 ]
+integer_fields(ulong1, {"x": _range_unsigned_long})
 long2._fields_ = [
     ("x", c_long),
     ("y", c_long),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(long2, {"x": _range_long, "y": _range_long})
 ulong2._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(ulong2, {"x": _range_unsigned_long, "y": _range_unsigned_long})
 long3._fields_ = [
     ("x", c_long),
     ("y", c_long),
     ("z", c_long),
 ]
+integer_fields(long3, {"x": _range_long, "y": _range_long, "z": _range_long})
 ulong3._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
     ("z", c_ulong),
 ]
+integer_fields(
+    ulong3, {"x": _range_unsigned_long, "y": _range_unsigned_long, "z": _range_unsigned_long}
+)
 long4._fields_ = [
     ("x", c_long),
     ("y", c_long),
@@ -8707,6 +8847,7 @@ long4._fields_ = [
     ("w", c_long),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(long4, {"x": _range_long, "y": _range_long, "z": _range_long, "w": _range_long})
 ulong4._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
@@ -8714,6 +8855,15 @@ ulong4._fields_ = [
     ("w", c_ulong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulong4,
+    {
+        "x": _range_unsigned_long,
+        "y": _range_unsigned_long,
+        "z": _range_unsigned_long,
+        "w": _range_unsigned_long,
+    },
+)
 long4_16a._fields_ = [
     ("x", c_long),
     ("y", c_long),
@@ -8721,6 +8871,7 @@ long4_16a._fields_ = [
     ("w", c_long),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(long4_16a, {"x": _range_long, "y": _range_long, "z": _range_long, "w": _range_long})
 ulong4_16a._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
@@ -8728,6 +8879,15 @@ ulong4_16a._fields_ = [
     ("w", c_ulong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulong4_16a,
+    {
+        "x": _range_unsigned_long,
+        "y": _range_unsigned_long,
+        "z": _range_unsigned_long,
+        "w": _range_unsigned_long,
+    },
+)
 long4_32a._fields_ = [
     ("x", c_long),
     ("y", c_long),
@@ -8735,6 +8895,7 @@ long4_32a._fields_ = [
     ("w", c_long),
 ]
 require_alignment(long4_32a, 32)
+integer_fields(long4_32a, {"x": _range_long, "y": _range_long, "z": _range_long, "w": _range_long})
 ulong4_32a._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
@@ -8742,6 +8903,15 @@ ulong4_32a._fields_ = [
     ("w", c_ulong),
 ]
 require_alignment(ulong4_32a, 32)
+integer_fields(
+    ulong4_32a,
+    {
+        "x": _range_unsigned_long,
+        "y": _range_unsigned_long,
+        "z": _range_unsigned_long,
+        "w": _range_unsigned_long,
+    },
+)
 float1._fields_ = [
     ("x", c_float),
 ]
@@ -8765,29 +8935,42 @@ float4._fields_ = [
 longlong1._fields_ = [
     ("x", c_longlong),
 ]
+integer_fields(longlong1, {"x": _range_long_long})
 ulonglong1._fields_ = [
     ("x", c_ulonglong),
 ]
+integer_fields(ulonglong1, {"x": _range_unsigned_long_long})
 longlong2._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(longlong2, {"x": _range_long_long, "y": _range_long_long})
 ulonglong2._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(ulonglong2, {"x": _range_unsigned_long_long, "y": _range_unsigned_long_long})
 longlong3._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
     ("z", c_longlong),
 ]
+integer_fields(longlong3, {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long})
 ulonglong3._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
     ("z", c_ulonglong),
 ]
+integer_fields(
+    ulonglong3,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+    },
+)
 longlong4._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
@@ -8795,6 +8978,10 @@ longlong4._fields_ = [
     ("w", c_longlong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    longlong4,
+    {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long, "w": _range_long_long},
+)
 longlong4_16a._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
@@ -8802,6 +8989,10 @@ longlong4_16a._fields_ = [
     ("w", c_longlong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    longlong4_16a,
+    {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long, "w": _range_long_long},
+)
 longlong4_32a._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
@@ -8809,6 +9000,10 @@ longlong4_32a._fields_ = [
     ("w", c_longlong),
 ]
 require_alignment(longlong4_32a, 32)
+integer_fields(
+    longlong4_32a,
+    {"x": _range_long_long, "y": _range_long_long, "z": _range_long_long, "w": _range_long_long},
+)
 ulonglong4._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
@@ -8816,6 +9011,15 @@ ulonglong4._fields_ = [
     ("w", c_ulonglong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulonglong4,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+        "w": _range_unsigned_long_long,
+    },
+)
 ulonglong4_16a._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
@@ -8823,6 +9027,15 @@ ulonglong4_16a._fields_ = [
     ("w", c_ulonglong),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(
+    ulonglong4_16a,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+        "w": _range_unsigned_long_long,
+    },
+)
 ulonglong4_32a._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
@@ -8830,6 +9043,15 @@ ulonglong4_32a._fields_ = [
     ("w", c_ulonglong),
 ]
 require_alignment(ulonglong4_32a, 32)
+integer_fields(
+    ulonglong4_32a,
+    {
+        "x": _range_unsigned_long_long,
+        "y": _range_unsigned_long_long,
+        "z": _range_unsigned_long_long,
+        "w": _range_unsigned_long_long,
+    },
+)
 double1._fields_ = [
     ("x", c_double),
 ]
@@ -8869,6 +9091,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(dim3, {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int})
 cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
@@ -8877,11 +9100,25 @@ cudaChannelFormatDesc._fields_ = [
     ("w", c_int),
     ("f", c_uint),
 ]
+integer_fields(
+    cudaChannelFormatDesc,
+    {
+        "x": _range_int,
+        "y": _range_int,
+        "z": _range_int,
+        "w": _range_int,
+        "f": _range_enum_cudaChannelFormatKind,
+    },
+)
 cudaArraySparseProperties_tileExtent._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
     ("depth", c_uint),
 ]
+integer_fields(
+    cudaArraySparseProperties_tileExtent,
+    {"width": _range_unsigned_int, "height": _range_unsigned_int, "depth": _range_unsigned_int},
+)
 cudaArraySparseProperties._fields_ = [
     ("tileExtent", cudaArraySparseProperties_tileExtent),
     ("miptailFirstLevel", c_uint),
@@ -8889,11 +9126,20 @@ cudaArraySparseProperties._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    cudaArraySparseProperties,
+    {
+        "miptailFirstLevel": _range_unsigned_int,
+        "miptailSize": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaArrayMemoryRequirements._fields_ = [
     ("size", c_size_t),
     ("alignment", c_size_t),
     ("reserved", c_uint * 4),
 ]
+integer_fields(cudaArrayMemoryRequirements, {"size": _range_size_t, "alignment": _range_size_t})
 cudaPitchedPtr._fields_ = [
     ("ptr", c_void_p),
     ("pitch", c_size_t),
@@ -8901,16 +9147,23 @@ cudaPitchedPtr._fields_ = [
     ("ysize", c_size_t),
 ]
 memory_fields(cudaPitchedPtr, "ptr")
+integer_fields(
+    cudaPitchedPtr, {"pitch": _range_size_t, "xsize": _range_size_t, "ysize": _range_size_t}
+)
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
     ("depth", c_size_t),
 ]
+integer_fields(
+    cudaExtent, {"width": _range_size_t, "height": _range_size_t, "depth": _range_size_t}
+)
 cudaPos._fields_ = [
     ("x", c_size_t),
     ("y", c_size_t),
     ("z", c_size_t),
 ]
+integer_fields(cudaPos, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
 cudaMemcpy3DParms._fields_ = [
     ("srcArray", cudaArray_t),
     ("srcPos", cudaPos),
@@ -8922,6 +9175,7 @@ cudaMemcpy3DParms._fields_ = [
     ("kind", c_uint),
 ]
 handle_fields(cudaMemcpy3DParms, "srcArray", "dstArray")
+integer_fields(cudaMemcpy3DParms, {"kind": _range_enum_cudaMemcpyKind})
 cudaMemcpyNodeParams._fields_ = [
     ("flags", c_int),
     ("reserved", c_int),
@@ -8929,6 +9183,7 @@ cudaMemcpyNodeParams._fields_ = [
     ("copyParams", cudaMemcpy3DParms),
 ]
 handle_fields(cudaMemcpyNodeParams, "ctx")
+integer_fields(cudaMemcpyNodeParams, {"flags": _range_int, "reserved": _range_int})
 cudaMemcpy3DPeerParms._fields_ = [
     ("srcArray", cudaArray_t),
     ("srcPos", cudaPos),
@@ -8941,6 +9196,7 @@ cudaMemcpy3DPeerParms._fields_ = [
     ("extent", cudaExtent),
 ]
 handle_fields(cudaMemcpy3DPeerParms, "srcArray", "dstArray")
+integer_fields(cudaMemcpy3DPeerParms, {"srcDevice": _range_int, "dstDevice": _range_int})
 cudaMemsetParams._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -8950,6 +9206,16 @@ cudaMemsetParams._fields_ = [
     ("height", c_size_t),
 ]
 memory_fields(cudaMemsetParams, "dst")
+integer_fields(
+    cudaMemsetParams,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
 cudaMemsetParamsV2._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -8961,6 +9227,16 @@ cudaMemsetParamsV2._fields_ = [
 ]
 memory_fields(cudaMemsetParamsV2, "dst")
 handle_fields(cudaMemsetParamsV2, "ctx")
+integer_fields(
+    cudaMemsetParamsV2,
+    {
+        "pitch": _range_size_t,
+        "value": _range_unsigned_int,
+        "elementSize": _range_unsigned_int,
+        "width": _range_size_t,
+        "height": _range_size_t,
+    },
+)
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -8969,6 +9245,14 @@ cudaAccessPolicyWindow._fields_ = [
     ("missProp", c_uint),
 ]
 memory_fields(cudaAccessPolicyWindow, "base_ptr")
+integer_fields(
+    cudaAccessPolicyWindow,
+    {
+        "num_bytes": _range_size_t,
+        "hitProp": _range_enum_cudaAccessProperty,
+        "missProp": _range_enum_cudaAccessProperty,
+    },
+)
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
@@ -8982,6 +9266,7 @@ cudaHostNodeParamsV2._fields_ = [
 ]
 memory_fields(cudaHostNodeParamsV2, "userData")
 handle_fields(cudaHostNodeParamsV2, "ctx")
+integer_fields(cudaHostNodeParamsV2, {"syncMode": _range_unsigned_int})
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
@@ -8996,6 +9281,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("sizeInBytes", c_size_t),
 ]
 memory_fields(cudaResourceDesc_res_linear, "devPtr")
+integer_fields(cudaResourceDesc_res_linear, {"sizeInBytes": _range_size_t})
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -9004,6 +9290,10 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("pitchInBytes", c_size_t),
 ]
 memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
+integer_fields(
+    cudaResourceDesc_res_pitch2D,
+    {"width": _range_size_t, "height": _range_size_t, "pitchInBytes": _range_size_t},
+)
 cudaResourceDesc_res_reserved._fields_ = [
     ("reserved", c_int * 32),
 ]
@@ -9019,6 +9309,9 @@ cudaResourceDesc._fields_ = [
     ("res", cudaResourceDesc_res),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaResourceDesc, {"resType": _range_enum_cudaResourceType, "flags": _range_unsigned_int}
+)
 cudaResourceViewDesc._fields_ = [
     ("format", c_uint),
     ("width", c_size_t),
@@ -9030,6 +9323,19 @@ cudaResourceViewDesc._fields_ = [
     ("lastLayer", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    cudaResourceViewDesc,
+    {
+        "format": _range_enum_cudaResourceViewFormat,
+        "width": _range_size_t,
+        "height": _range_size_t,
+        "depth": _range_size_t,
+        "firstMipmapLevel": _range_unsigned_int,
+        "lastMipmapLevel": _range_unsigned_int,
+        "firstLayer": _range_unsigned_int,
+        "lastLayer": _range_unsigned_int,
+    },
+)
 cudaPointerAttributes__anon0._fields_ = [
     ("localityDomainOrdinal", c_int),
     ("unused", c_long),
@@ -9044,6 +9350,15 @@ cudaPointerAttributes._fields_ = [
     ("reserved", c_long * 7),
 ]
 memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
+integer_fields(
+    cudaPointerAttributes,
+    {
+        "type": _range_enum_cudaMemoryType,
+        "device": _range_int,
+        "localityDomainOrdinal": _range_int,
+        "unused": _range_long,
+    },
+)
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -9065,10 +9380,37 @@ cudaFuncAttributes._fields_ = [
     ("sharedMemoryMode", c_uint),
     ("reserved", c_int * 14),
 ]
+integer_fields(
+    cudaFuncAttributes,
+    {
+        "sharedSizeBytes": _range_size_t,
+        "constSizeBytes": _range_size_t,
+        "localSizeBytes": _range_size_t,
+        "maxThreadsPerBlock": _range_int,
+        "numRegs": _range_int,
+        "ptxVersion": _range_int,
+        "binaryVersion": _range_int,
+        "cacheModeCA": _range_int,
+        "maxDynamicSharedSizeBytes": _range_int,
+        "preferredShmemCarveout": _range_int,
+        "clusterDimMustBeSet": _range_int,
+        "requiredClusterWidth": _range_int,
+        "requiredClusterHeight": _range_int,
+        "requiredClusterDepth": _range_int,
+        "clusterSchedulingPolicyPreference": _range_int,
+        "nonPortableClusterSizeAllowed": _range_int,
+        "deviceNodeUpdateStatus": _range_int,
+        "sharedMemoryMode": _range_enum_cudaSharedMemoryMode,
+    },
+)
 cudaMemLocation__anon0_localized._fields_ = [
     ("deviceId", c_ubyte),
     ("localityDomainId", c_ubyte),
 ]
+integer_fields(
+    cudaMemLocation__anon0_localized,
+    {"deviceId": _range_unsigned_char, "localityDomainId": _range_unsigned_char},
+)
 cudaMemLocation__anon0._fields_ = [
     ("id", c_int),
     ("localized", cudaMemLocation__anon0_localized),
@@ -9078,10 +9420,12 @@ cudaMemLocation._fields_ = [
     ("type", c_uint),
     ("_anon0", cudaMemLocation__anon0),
 ]
+integer_fields(cudaMemLocation, {"type": _range_enum_cudaMemLocationType, "id": _range_int})
 cudaMemAccessDesc._fields_ = [
     ("location", cudaMemLocation),
     ("flags", c_uint),
 ]
+integer_fields(cudaMemAccessDesc, {"flags": _range_enum_cudaMemAccessFlags})
 cudaMemPoolProps._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -9093,6 +9437,16 @@ cudaMemPoolProps._fields_ = [
     ("reserved1", c_ubyte),
 ]
 memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
+integer_fields(
+    cudaMemPoolProps,
+    {
+        "allocType": _range_enum_cudaMemAllocationType,
+        "handleTypes": _range_enum_cudaMemAllocationHandleType,
+        "maxSize": _range_size_t,
+        "usage": _range_unsigned_short,
+        "reserved1": _range_unsigned_char,
+    },
+)
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -9104,6 +9458,9 @@ cudaMemAllocNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
 memory_fields(cudaMemAllocNodeParams, "dptr")
+integer_fields(
+    cudaMemAllocNodeParams, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+)
 cudaMemAllocNodeParamsV2._fields_ = [
     ("poolProps", cudaMemPoolProps),
     ("accessDescs", POINTER(cudaMemAccessDesc)),
@@ -9112,6 +9469,9 @@ cudaMemAllocNodeParamsV2._fields_ = [
     ("dptr", c_void_p),
 ]
 memory_fields(cudaMemAllocNodeParamsV2, "dptr")
+integer_fields(
+    cudaMemAllocNodeParamsV2, {"accessDescCount": _range_size_t, "bytesize": _range_size_t}
+)
 cudaMemFreeNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
@@ -9122,11 +9482,16 @@ cudaMemcpyAttributes._fields_ = [
     ("dstLocHint", cudaMemLocation),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaMemcpyAttributes,
+    {"srcAccessOrder": _range_enum_cudaMemcpySrcAccessOrder, "flags": _range_unsigned_int},
+)
 cudaOffset3D._fields_ = [
     ("x", c_size_t),
     ("y", c_size_t),
     ("z", c_size_t),
 ]
+integer_fields(cudaOffset3D, {"x": _range_size_t, "y": _range_size_t, "z": _range_size_t})
 cudaMemcpy3DOperand_op_ptr._fields_ = [
     ("ptr", c_void_p),
     ("rowLength", c_size_t),
@@ -9134,6 +9499,9 @@ cudaMemcpy3DOperand_op_ptr._fields_ = [
     ("locHint", cudaMemLocation),
 ]
 memory_fields(cudaMemcpy3DOperand_op_ptr, "ptr")
+integer_fields(
+    cudaMemcpy3DOperand_op_ptr, {"rowLength": _range_size_t, "layerHeight": _range_size_t}
+)
 cudaMemcpy3DOperand_op_array._fields_ = [
     ("array", cudaArray_t),
     ("offset", cudaOffset3D),
@@ -9147,6 +9515,7 @@ cudaMemcpy3DOperand._fields_ = [
     ("type", c_uint),
     ("op", cudaMemcpy3DOperand_op),
 ]
+integer_fields(cudaMemcpy3DOperand, {"type": _range_enum_cudaMemcpy3DOperandType})
 cudaMemcpy3DBatchOp._fields_ = [
     ("src", cudaMemcpy3DOperand),
     ("dst", cudaMemcpy3DOperand),
@@ -9154,6 +9523,10 @@ cudaMemcpy3DBatchOp._fields_ = [
     ("srcAccessOrder", c_uint),
     ("flags", c_uint),
 ]
+integer_fields(
+    cudaMemcpy3DBatchOp,
+    {"srcAccessOrder": _range_enum_cudaMemcpySrcAccessOrder, "flags": _range_unsigned_int},
+)
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
@@ -9254,6 +9627,84 @@ cudaDeviceProp._fields_ = [
     ("reserved", c_int * 56),
 ]
 binary_fields(cudaDeviceProp, "luid")
+integer_fields(
+    cudaDeviceProp,
+    {
+        "luidDeviceNodeMask": _range_unsigned_int,
+        "totalGlobalMem": _range_size_t,
+        "sharedMemPerBlock": _range_size_t,
+        "regsPerBlock": _range_int,
+        "warpSize": _range_int,
+        "memPitch": _range_size_t,
+        "maxThreadsPerBlock": _range_int,
+        "totalConstMem": _range_size_t,
+        "major": _range_int,
+        "minor": _range_int,
+        "textureAlignment": _range_size_t,
+        "texturePitchAlignment": _range_size_t,
+        "multiProcessorCount": _range_int,
+        "integrated": _range_int,
+        "canMapHostMemory": _range_int,
+        "maxTexture1D": _range_int,
+        "maxTexture1DMipmap": _range_int,
+        "maxTextureCubemap": _range_int,
+        "maxSurface1D": _range_int,
+        "maxSurfaceCubemap": _range_int,
+        "surfaceAlignment": _range_size_t,
+        "concurrentKernels": _range_int,
+        "ECCEnabled": _range_int,
+        "pciBusID": _range_int,
+        "pciDeviceID": _range_int,
+        "pciDomainID": _range_int,
+        "tccDriver": _range_int,
+        "asyncEngineCount": _range_int,
+        "unifiedAddressing": _range_int,
+        "memoryBusWidth": _range_int,
+        "l2CacheSize": _range_int,
+        "persistingL2CacheMaxSize": _range_int,
+        "maxThreadsPerMultiProcessor": _range_int,
+        "streamPrioritiesSupported": _range_int,
+        "globalL1CacheSupported": _range_int,
+        "localL1CacheSupported": _range_int,
+        "sharedMemPerMultiprocessor": _range_size_t,
+        "regsPerMultiprocessor": _range_int,
+        "managedMemory": _range_int,
+        "isMultiGpuBoard": _range_int,
+        "multiGpuBoardGroupID": _range_int,
+        "hostNativeAtomicSupported": _range_int,
+        "pageableMemoryAccess": _range_int,
+        "concurrentManagedAccess": _range_int,
+        "computePreemptionSupported": _range_int,
+        "canUseHostPointerForRegisteredMem": _range_int,
+        "cooperativeLaunch": _range_int,
+        "sharedMemPerBlockOptin": _range_size_t,
+        "pageableMemoryAccessUsesHostPageTables": _range_int,
+        "directManagedMemAccessFromHost": _range_int,
+        "maxBlocksPerMultiProcessor": _range_int,
+        "accessPolicyMaxWindowSize": _range_int,
+        "reservedSharedMemPerBlock": _range_size_t,
+        "hostRegisterSupported": _range_int,
+        "sparseCudaArraySupported": _range_int,
+        "hostRegisterReadOnlySupported": _range_int,
+        "timelineSemaphoreInteropSupported": _range_int,
+        "memoryPoolsSupported": _range_int,
+        "gpuDirectRDMASupported": _range_int,
+        "gpuDirectRDMAFlushWritesOptions": _range_unsigned_int,
+        "gpuDirectRDMAWritesOrdering": _range_int,
+        "memoryPoolSupportedHandleTypes": _range_unsigned_int,
+        "deferredMappingCudaArraySupported": _range_int,
+        "ipcEventSupported": _range_int,
+        "clusterLaunch": _range_int,
+        "unifiedFunctionPointers": _range_int,
+        "deviceNumaConfig": _range_int,
+        "deviceNumaId": _range_int,
+        "mpsEnabled": _range_int,
+        "hostNumaId": _range_int,
+        "gpuPciDeviceID": _range_unsigned_int,
+        "gpuPciSubsystemID": _range_unsigned_int,
+        "hostNumaMultinodeIpcSupported": _range_int,
+    },
+)
 cudaIpcEventHandle_st._fields_ = [
     ("reserved", c_char * 64),
 ]
@@ -9277,6 +9728,7 @@ cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("nvSciBufObject", c_void_p),
 ]
 memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
+integer_fields(cudaExternalMemoryHandleDesc_handle, {"fd": _range_int})
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
@@ -9284,12 +9736,28 @@ cudaExternalMemoryHandleDesc._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    cudaExternalMemoryHandleDesc,
+    {
+        "type": _range_enum_cudaExternalMemoryHandleType,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaExternalMemoryBufferDesc._fields_ = [
     ("offset", c_ulonglong),
     ("size", c_ulonglong),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    cudaExternalMemoryBufferDesc,
+    {
+        "offset": _range_unsigned_long_long,
+        "size": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+    },
+)
 cudaExternalMemoryMipmappedArrayDesc._fields_ = [
     ("offset", c_ulonglong),
     ("formatDesc", cudaChannelFormatDesc),
@@ -9298,6 +9766,14 @@ cudaExternalMemoryMipmappedArrayDesc._fields_ = [
     ("numLevels", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    cudaExternalMemoryMipmappedArrayDesc,
+    {
+        "offset": _range_unsigned_long_long,
+        "flags": _range_unsigned_int,
+        "numLevels": _range_unsigned_int,
+    },
+)
 cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -9309,23 +9785,35 @@ cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("nvSciSyncObj", c_void_p),
 ]
 memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
+integer_fields(cudaExternalSemaphoreHandleDesc_handle, {"fd": _range_int})
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(
+    cudaExternalSemaphoreHandleDesc,
+    {"type": _range_enum_cudaExternalSemaphoreHandleType, "flags": _range_unsigned_int},
+)
 cudaExternalSemaphoreSignalParams_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(cudaExternalSemaphoreSignalParams_params_fence, {"value": _range_unsigned_long_long})
 cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreSignalParams_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
+integer_fields(
+    cudaExternalSemaphoreSignalParams_params_keyedMutex, {"key": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreSignalParams_params._fields_ = [
     ("fence", cudaExternalSemaphoreSignalParams_params_fence),
     ("nvSciSync", cudaExternalSemaphoreSignalParams_params_nvSciSync),
@@ -9337,18 +9825,27 @@ cudaExternalSemaphoreSignalParams._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(cudaExternalSemaphoreSignalParams, {"flags": _range_unsigned_int})
 cudaExternalSemaphoreWaitParams_params_fence._fields_ = [
     ("value", c_ulonglong),
 ]
+integer_fields(cudaExternalSemaphoreWaitParams_params_fence, {"value": _range_unsigned_long_long})
 cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
 memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
+integer_fields(
+    cudaExternalSemaphoreWaitParams_params_nvSciSync, {"reserved": _range_unsigned_long_long}
+)
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
 ]
+integer_fields(
+    cudaExternalSemaphoreWaitParams_params_keyedMutex,
+    {"key": _range_unsigned_long_long, "timeoutMs": _range_unsigned_int},
+)
 cudaExternalSemaphoreWaitParams_params._fields_ = [
     ("fence", cudaExternalSemaphoreWaitParams_params_fence),
     ("nvSciSync", cudaExternalSemaphoreWaitParams_params_nvSciSync),
@@ -9360,6 +9857,7 @@ cudaExternalSemaphoreWaitParams._fields_ = [
     ("flags", c_uint),
     ("reserved", c_uint * 16),
 ]
+integer_fields(cudaExternalSemaphoreWaitParams, {"flags": _range_unsigned_int})
 cudaDevSmResource._fields_ = [
     ("smCount", c_uint),
     ("minSmPartitionSize", c_uint),
@@ -9367,11 +9865,29 @@ cudaDevSmResource._fields_ = [
     ("flags", c_uint),
     ("localityDomainId", c_uint),
 ]
+integer_fields(
+    cudaDevSmResource,
+    {
+        "smCount": _range_unsigned_int,
+        "minSmPartitionSize": _range_unsigned_int,
+        "smCoscheduledAlignment": _range_unsigned_int,
+        "flags": _range_unsigned_int,
+        "localityDomainId": _range_unsigned_int,
+    },
+)
 cudaDevWorkqueueConfigResource._fields_ = [
     ("device", c_int),
     ("wqConcurrencyLimit", c_uint),
     ("sharingScope", c_uint),
 ]
+integer_fields(
+    cudaDevWorkqueueConfigResource,
+    {
+        "device": _range_int,
+        "wqConcurrencyLimit": _range_unsigned_int,
+        "sharingScope": _range_enum_cudaDevWorkqueueConfigScope,
+    },
+)
 cudaDevWorkqueueResource._fields_ = [
     ("reserved", c_ubyte * 40),
 ]
@@ -9383,6 +9899,16 @@ cudaDevSmResourceGroupParams_st._fields_ = [
     ("localityDomainId", c_uint),
     ("reserved", c_uint * 11),
 ]
+integer_fields(
+    cudaDevSmResourceGroupParams_st,
+    {
+        "smCount": _range_unsigned_int,
+        "coscheduledSmCount": _range_unsigned_int,
+        "preferredCoscheduledSmCount": _range_unsigned_int,
+        "flags": _range_unsigned_int,
+        "localityDomainId": _range_unsigned_int,
+    },
+)
 cudaDevResource_st__anon0._fields_ = [
     ("sm", cudaDevSmResource),
     ("wqConfig", cudaDevWorkqueueConfigResource),
@@ -9396,6 +9922,7 @@ cudaDevResource_st._fields_ = [
     ("_anon0", cudaDevResource_st__anon0),
     ("nextResource", POINTER(cudaDevResource_st)),
 ]
+integer_fields(cudaDevResource_st, {"type": _range_enum_cudaDevResourceType})
 cudalibraryHostUniversalFunctionAndDataTable._fields_ = [
     ("functionTable", c_void_p),
     ("functionWindowSize", c_size_t),
@@ -9403,6 +9930,10 @@ cudalibraryHostUniversalFunctionAndDataTable._fields_ = [
     ("dataWindowSize", c_size_t),
 ]
 memory_fields(cudalibraryHostUniversalFunctionAndDataTable, "functionTable", "dataTable")
+integer_fields(
+    cudalibraryHostUniversalFunctionAndDataTable,
+    {"functionWindowSize": _range_size_t, "dataWindowSize": _range_size_t},
+)
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -9412,6 +9943,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+integer_fields(cudaKernelNodeParams, {"sharedMemBytes": _range_unsigned_int})
 dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 cudaKernelNodeParamsV2__anon0._fields_ = [
     ("func", c_void_p),
@@ -9431,12 +9963,17 @@ cudaKernelNodeParamsV2._fields_ = [
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
 handle_fields(cudaKernelNodeParamsV2, "kern", "cuFunc", "ctx")
+integer_fields(
+    cudaKernelNodeParamsV2,
+    {"sharedMemBytes": _range_unsigned_int, "functionType": _range_enum_cudaKernelFunctionType},
+)
 dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
     ("numExtSems", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreSignalNodeParams, {"numExtSems": _range_unsigned_int})
 cudaExternalSemaphoreSignalNodeParamsV2._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
@@ -9444,11 +9981,13 @@ cudaExternalSemaphoreSignalNodeParamsV2._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 handle_fields(cudaExternalSemaphoreSignalNodeParamsV2, "ctx")
+integer_fields(cudaExternalSemaphoreSignalNodeParamsV2, {"numExtSems": _range_unsigned_int})
 cudaExternalSemaphoreWaitNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreWaitParams)),
     ("numExtSems", c_uint),
 ]
+integer_fields(cudaExternalSemaphoreWaitNodeParams, {"numExtSems": _range_unsigned_int})
 cudaExternalSemaphoreWaitNodeParamsV2._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreWaitParams)),
@@ -9456,6 +9995,7 @@ cudaExternalSemaphoreWaitNodeParamsV2._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 handle_fields(cudaExternalSemaphoreWaitNodeParamsV2, "ctx")
+integer_fields(cudaExternalSemaphoreWaitNodeParamsV2, {"numExtSems": _range_unsigned_int})
 cudaConditionalNodeParams._fields_ = [
     ("handle", cudaGraphConditionalHandle),
     ("type", c_uint),
@@ -9464,6 +10004,14 @@ cudaConditionalNodeParams._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 handle_fields(cudaConditionalNodeParams, "ctx")
+integer_fields(
+    cudaConditionalNodeParams,
+    {
+        "handle": _range_cudaGraphConditionalHandle_unsigned_long_long,
+        "type": _range_enum_cudaGraphConditionalNodeType,
+        "size": _range_unsigned_int,
+    },
+)
 cudaMemcpyBatchNodeParams._fields_ = [
     ("count", c_size_t),
     ("dsts", POINTER(c_void_p)),
@@ -9475,11 +10023,15 @@ cudaMemcpyBatchNodeParams._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 handle_fields(cudaMemcpyBatchNodeParams, "ctx")
+integer_fields(cudaMemcpyBatchNodeParams, {"count": _range_size_t, "numAttrs": _range_size_t})
 cudaChildGraphNodeParams._fields_ = [
     ("graph", cudaGraph_t),
     ("ownership", c_int),
 ]
 handle_fields(cudaChildGraphNodeParams, "graph")
+integer_fields(
+    cudaChildGraphNodeParams, {"ownership": _range_enum_cudaGraphChildGraphNodeOwnership}
+)
 cudaEventRecordNodeParams._fields_ = [
     ("event", cudaEvent_t),
     ("ctx", cudaExecutionContext_t),
@@ -9512,12 +10064,23 @@ cudaGraphNodeParams._fields_ = [
     ("_anon0", cudaGraphNodeParams__anon0),
     ("reserved2", c_longlong),
 ]
+integer_fields(
+    cudaGraphNodeParams, {"type": _range_enum_cudaGraphNodeType, "reserved2": _range_long_long}
+)
 cudaGraphEdgeData_st._fields_ = [
     ("from_port", c_ubyte),
     ("to_port", c_ubyte),
     ("type", c_ubyte),
     ("reserved", c_ubyte * 5),
 ]
+integer_fields(
+    cudaGraphEdgeData_st,
+    {
+        "from_port": _range_unsigned_char,
+        "to_port": _range_unsigned_char,
+        "type": _range_unsigned_char,
+    },
+)
 cudaGraphInstantiateParams_st._fields_ = [
     ("flags", c_ulonglong),
     ("uploadStream", cudaStream_t),
@@ -9525,23 +10088,32 @@ cudaGraphInstantiateParams_st._fields_ = [
     ("result_out", c_uint),
 ]
 handle_fields(cudaGraphInstantiateParams_st, "uploadStream", "errNode_out")
+integer_fields(
+    cudaGraphInstantiateParams_st,
+    {"flags": _range_unsigned_long_long, "result_out": _range_enum_cudaGraphInstantiateResult},
+)
 cudaGraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", cudaGraphNode_t),
     ("errorFromNode", cudaGraphNode_t),
 ]
 handle_fields(cudaGraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
+integer_fields(cudaGraphExecUpdateResultInfo_st, {"result": _range_enum_cudaGraphExecUpdateResult})
 cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("pValue", c_void_p),
     ("offset", c_size_t),
     ("size", c_size_t),
 ]
 memory_fields(cudaGraphKernelNodeUpdate_updateData_param, "pValue")
+integer_fields(
+    cudaGraphKernelNodeUpdate_updateData_param, {"offset": _range_size_t, "size": _range_size_t}
+)
 cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("gridDim", dim3),
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
     ("isEnabled", c_uint),
 ]
+integer_fields(cudaGraphKernelNodeUpdate_updateData, {"isEnabled": _range_unsigned_int})
 dim3_fields(cudaGraphKernelNodeUpdate_updateData, ("gridDim",))
 cudaGraphKernelNodeUpdate._fields_ = [
     ("node", cudaGraphDeviceNode_t),
@@ -9549,36 +10121,55 @@ cudaGraphKernelNodeUpdate._fields_ = [
     ("updateData", cudaGraphKernelNodeUpdate_updateData),
 ]
 handle_fields(cudaGraphKernelNodeUpdate, "node")
+integer_fields(cudaGraphKernelNodeUpdate, {"field": _range_enum_cudaGraphKernelNodeField})
 cudaLaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
 ]
+integer_fields(
+    cudaLaunchMemSyncDomainMap_st,
+    {"default_": _range_unsigned_char, "remote": _range_unsigned_char},
+)
 cudaLaunchAttributeValue_clusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    cudaLaunchAttributeValue_clusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 cudaLaunchAttributeValue_programmaticEvent._fields_ = [
     ("event", cudaEvent_t),
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
 handle_fields(cudaLaunchAttributeValue_programmaticEvent, "event")
+integer_fields(
+    cudaLaunchAttributeValue_programmaticEvent,
+    {"flags": _range_int, "triggerAtBlockStart": _range_int},
+)
 cudaLaunchAttributeValue_preferredClusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(
+    cudaLaunchAttributeValue_preferredClusterDim,
+    {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int},
+)
 cudaLaunchAttributeValue_launchCompletionEvent._fields_ = [
     ("event", cudaEvent_t),
     ("flags", c_int),
 ]
 handle_fields(cudaLaunchAttributeValue_launchCompletionEvent, "event")
+integer_fields(cudaLaunchAttributeValue_launchCompletionEvent, {"flags": _range_int})
 cudaLaunchAttributeValue_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", cudaGraphDeviceNode_t),
 ]
 handle_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "devNode")
+integer_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, {"deviceUpdatable": _range_int})
 cudaLaunchAttributeValue._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", cudaAccessPolicyWindow),
@@ -9600,12 +10191,28 @@ cudaLaunchAttributeValue._fields_ = [
     ("sharedMemoryMode", c_uint),
 ]
 binary_fields(cudaLaunchAttributeValue, "pad")
+integer_fields(
+    cudaLaunchAttributeValue,
+    {
+        "cooperative": _range_int,
+        "syncPolicy": _range_enum_cudaSynchronizationPolicy,
+        "clusterSchedulingPolicyPreference": _range_enum_cudaClusterSchedulingPolicy,
+        "programmaticStreamSerializationAllowed": _range_int,
+        "priority": _range_int,
+        "memSyncDomain": _range_enum_cudaLaunchMemSyncDomain,
+        "sharedMemCarveout": _range_unsigned_int,
+        "nvlinkUtilCentricScheduling": _range_unsigned_int,
+        "portableClusterSizeMode": _range_enum_cudaLaunchAttributePortableClusterMode,
+        "sharedMemoryMode": _range_enum_cudaSharedMemoryMode,
+    },
+)
 cudaLaunchAttribute_st._fields_ = [
     ("id", c_uint),
     ("pad", c_char * 4),
     ("val", cudaLaunchAttributeValue),
 ]
 binary_fields(cudaLaunchAttribute_st, "pad")
+integer_fields(cudaLaunchAttribute_st, {"id": _range_enum_cudaLaunchAttributeID})
 cudaLaunchConfig_st._fields_ = [
     ("gridDim", dim3),
     ("blockDim", dim3),
@@ -9615,10 +10222,16 @@ cudaLaunchConfig_st._fields_ = [
     ("numAttrs", c_uint),
 ]
 handle_fields(cudaLaunchConfig_st, "stream")
+integer_fields(
+    cudaLaunchConfig_st, {"dynamicSmemBytes": _range_size_t, "numAttrs": _range_unsigned_int}
+)
 dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]
+integer_fields(
+    cudaAsyncNotificationInfo_info_overBudget, {"bytesOverBudget": _range_unsigned_long_long}
+)
 cudaAsyncNotificationInfo_info._fields_ = [
     ("overBudget", cudaAsyncNotificationInfo_info_overBudget),
 ]
@@ -9626,6 +10239,7 @@ cudaAsyncNotificationInfo._fields_ = [
     ("type", c_uint),
     ("info", cudaAsyncNotificationInfo_info),
 ]
+integer_fields(cudaAsyncNotificationInfo, {"type": _range_cudaAsyncNotificationType})
 cudaTextureDesc._fields_ = [
     ("addressMode", c_uint * 3),
     ("filterMode", c_uint),
@@ -9641,6 +10255,19 @@ cudaTextureDesc._fields_ = [
     ("disableTrilinearOptimization", c_int),
     ("seamlessCubemap", c_int),
 ]
+integer_fields(
+    cudaTextureDesc,
+    {
+        "filterMode": _range_enum_cudaTextureFilterMode,
+        "readMode": _range_enum_cudaTextureReadMode,
+        "sRGB": _range_int,
+        "normalizedCoords": _range_int,
+        "maxAnisotropy": _range_unsigned_int,
+        "mipmapFilterMode": _range_enum_cudaTextureFilterMode,
+        "disableTrilinearOptimization": _range_int,
+        "seamlessCubemap": _range_int,
+    },
+)
 cudaGraphRecaptureCallbackData._fields_ = [
     ("callbackFunc", cudaGraphRecaptureCallback_t),
     ("userData", c_void_p),
@@ -9655,6 +10282,16 @@ cudaEglPlaneDesc_st._fields_ = [
     ("channelDesc", cudaChannelFormatDesc),
     ("reserved", c_uint * 4),
 ]
+integer_fields(
+    cudaEglPlaneDesc_st,
+    {
+        "width": _range_unsigned_int,
+        "height": _range_unsigned_int,
+        "depth": _range_unsigned_int,
+        "pitch": _range_unsigned_int,
+        "numChannels": _range_unsigned_int,
+    },
+)
 cudaEglFrame_st_frame._fields_ = [
     ("pArray", cudaArray_t * 3),
     ("pPitch", cudaPitchedPtr * 3),
@@ -9666,6 +10303,14 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+integer_fields(
+    cudaEglFrame_st,
+    {
+        "planeCount": _range_unsigned_int,
+        "frameType": _range_cudaEglFrameType,
+        "eglColorFormat": _range_cudaEglColorFormat,
+    },
+)
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

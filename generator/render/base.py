@@ -12,6 +12,7 @@ absolute paths, no hash ordering.
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = [
     "function_doc",
     "module_name",
     "py_name",
+    "range_name",
     "render_template",
 ]
 
@@ -108,6 +110,12 @@ def first_sentence(text: str) -> str:
 def tuple_literal(items: list[str]) -> str:
     """A tuple literal without a trailing comma, which black would explode."""
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def range_name(c_name: str) -> str:
+    """The module-level name of a C type's range facts (`_range_size_t`), which the
+    checked layer's argument checks and the raw layer's integer members read."""
+    return "_range_" + re.sub(r"\W+", "_", c_name).strip("_")
 
 
 def py_name(name: str) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 import keyword
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,6 +58,7 @@ from .base import (
     environment,
     first_sentence,
     module_name,
+    range_name,
     tuple_literal,
 )
 
@@ -149,7 +149,7 @@ class CheckedView:
 
     def integer_type(self, c_name: str, source: str) -> str:
         """The module-level name of a range check's facts about a C type (`source`)."""
-        name = "_range_" + re.sub(r"\W+", "_", c_name).strip("_")
+        name = range_name(c_name)
         if self.integer_types.setdefault(name, source) != source:
             raise RenderError(f"two ranges named {name}: {source}")
         return name
@@ -473,7 +473,7 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
     facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
     # One enum under two typedef names (cuda.h's CUstreamAttrID and CUlaunchAttributeID
     # are CUlaunchAttributeID_enum) is named in messages as the caller's type says.
-    taken = v.integer_types.get("_range_" + re.sub(r"\W+", "_", r.enum).strip("_"))
+    taken = v.integer_types.get(range_name(r.enum))
     owner = r.enum if taken in (None, facts) else f"{r.enum} {r.c_name}"
     spec = v.integer_type(owner, facts)
     if r.flags is not None:

@@ -11,7 +11,13 @@ from typing import Literal
 
 from .. import device_functions
 from ..context import GenerationContext
-from ..ctypes_map import RenderError, TypeKind
+from ..ctypes_map import (
+    WRITTEN_DEVICE_ADDRESS_NAMES,
+    IntegerRange,
+    RenderError,
+    TypeKind,
+    integer_range,
+)
 from ..formatting import format_python
 from ..model import (
     EnumRef,
@@ -31,6 +37,7 @@ from .base import (
     environment,
     function_doc,
     py_name,
+    range_name,
     tuple_literal,
 )
 
@@ -250,6 +257,72 @@ class RawView:
             for name, t, _doc in self._members(rec)
             if name not in taken and self.types.classify(t) is kind
         ]
+
+    # Integer members: ctypes masks what their C type cannot hold, so
+    # cudart._layout.integer_fields makes them refuse it as a checked integer parameter
+    # does, from the same facts (ctypes_map.integer_range); a CUdeviceptr member goes
+    # through device_address_fields, which takes device memory as a checked CUdeviceptr
+    # parameter does. A plain char (c_char) is left to ctypes, which reads it as bytes
+    # and range-checks an int itself.
+    _INTEGER_KINDS = (TypeKind.INTEGER, TypeKind.BOOL, TypeKind.ENUM)
+
+    def _integer_members(self, rec: Record) -> list[tuple[str, IntegerRange, bool]]:
+        """(name, range, is a device address) of a record's integer members."""
+        if rec.name in self._anonymous_members:
+            return []  # the record that holds it converts them, as kernel_fields
+        kernel = self.kernel_fields(rec)
+        taken = set(kernel[0] + kernel[1]) if kernel else set()
+        out = []
+        for name, t, _doc in self._members(rec):
+            if name in taken or self.types.classify(t) not in self._INTEGER_KINDS:
+                continue
+            r = integer_range(self.types, t)
+            assert r is not None
+            out.append((name, r, self.types.is_device_address(t)))
+        return out
+
+    def integer_fields(self, rec: Record) -> str | None:
+        """The dict literal of a record's integer members -> their range's name, or None."""
+        found = [(n, r) for n, r, device in self._integer_members(rec) if not device]
+        return self._range_dict(found)
+
+    def device_address_fields(self, rec: Record) -> tuple[str, str] | None:
+        """(the dict literal of a record's CUdeviceptr members -> their range's name,
+        the tuple literal of those C writes through), or None."""
+        found = [(n, r) for n, r, device in self._integer_members(rec) if device]
+        ranges = self._range_dict(found)
+        if ranges is None:
+            return None
+        written = [n for n, _ in found if n in WRITTEN_DEVICE_ADDRESS_NAMES]
+        return ranges, tuple_literal([repr(n) for n in written])
+
+    @staticmethod
+    def _range_dict(found: list[tuple[str, IntegerRange]]) -> str | None:
+        if not found:
+            return None
+        return "{" + ", ".join(f"{n!r}: {range_name(r.c_name)}" for n, r in found) + "}"
+
+    @property
+    def integer_ranges(self) -> list[tuple[str, str]]:
+        """(name, Python source) of every range an integer member reads, sorted:
+        (low, high, C name), as the checked layer's integer checks read them."""
+        ranges: dict[str, str] = {}
+        for rec in self.model.records:
+            if rec.opaque:
+                continue
+            for _name, r, _device in self._integer_members(rec):
+                source = f"({r.low}, {r.high}, {r.c_name!r})"
+                if ranges.setdefault(range_name(r.c_name), source) != source:
+                    raise RenderError(f"two ranges named {range_name(r.c_name)}: {source}")
+        return sorted(ranges.items())
+
+    @property
+    def uses_integer_fields(self) -> bool:
+        return any(self.integer_fields(r) for r in self.model.records if not r.opaque)
+
+    @property
+    def uses_device_address_fields(self) -> bool:
+        return any(self.device_address_fields(r) for r in self.model.records if not r.opaque)
 
     @property
     def uses_handle_fields(self) -> bool:

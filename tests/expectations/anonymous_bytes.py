@@ -59,6 +59,7 @@ from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -140,6 +141,15 @@ class node_params(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
 
 node_params__anon0._fields_ = [
     ("reserved1", c_longlong * 2),
@@ -153,6 +163,7 @@ node_params._fields_ = [
     ("reserved2", c_longlong),
 ]
 binary_fields(node_params, "asBytes")
+integer_fields(node_params, {"type": _range_int, "reserved2": _range_long_long})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

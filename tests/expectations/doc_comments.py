@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -186,6 +187,15 @@ class undocumented(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_enum_kind = (0, 4294967295, "enum kind")
+_range_int = (-2147483648, 2147483647, "int")
 
 documented__anon0._fields_ = [
     ("f", c_float),
@@ -199,6 +209,16 @@ documented._fields_ = [
     ("_anon0", documented__anon0),
     ("bare", c_int),
 ]
+integer_fields(
+    documented,
+    {
+        "width": _range_int,
+        "height": _range_int,
+        "k": _range_enum_kind,
+        "i": _range_int,
+        "bare": _range_int,
+    },
+)
 undocumented._fields_ = [
     ("c", c_char),
 ]

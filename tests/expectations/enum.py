@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -222,6 +223,17 @@ class uses_enums(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_enum_color = (0, 4294967295, "enum color")
+_range_enum_signedness = (-2147483648, 2147483647, "enum signedness")
+_range_enum_wide = (0, 4294967295, "enum wide")
+_range_mode_t = (0, 4294967295, "mode_t_")
 
 uses_enums._fields_ = [
     ("c", c_uint),
@@ -229,6 +241,15 @@ uses_enums._fields_ = [
     ("s", c_int),
     ("w", c_uint),
 ]
+integer_fields(
+    uses_enums,
+    {
+        "c": _range_enum_color,
+        "m": _range_mode_t,
+        "s": _range_enum_signedness,
+        "w": _range_enum_wide,
+    },
+)
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

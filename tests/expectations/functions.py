@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -165,16 +166,27 @@ hostfn_t = CFUNCTYPE(None, c_void_p)
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
 
 P._fields_ = [
     ("major", c_int),
     ("minor", c_int),
 ]
+integer_fields(P, {"major": _range_int, "minor": _range_int})
 dim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
 ]
+integer_fields(dim, {"x": _range_unsigned_int, "y": _range_unsigned_int, "z": _range_unsigned_int})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

@@ -59,6 +59,7 @@ from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import require_alignment
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -213,6 +214,14 @@ class aligned_member(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
 
 float4._fields_ = [
     ("x", c_float),
@@ -230,21 +239,25 @@ holds_float4._fields_ = [
     ("a", c_int),
     ("v", float4),
 ]
+integer_fields(holds_float4, {"a": _range_int})
 holds_array._fields_ = [
     ("c", c_char),
     ("arr", float4 * 3),
     ("after", c_int),
 ]
+integer_fields(holds_array, {"after": _range_int})
 holds_double2._fields_ = [
     ("n", c_int),
     ("d", double2),
     ("tail", c_char),
 ]
+integer_fields(holds_double2, {"n": _range_int})
 int2._fields_ = [
     ("x", c_int),
     ("y", c_int),
     ("_align8", c_long * 0),
 ]
+integer_fields(int2, {"x": _range_int, "y": _range_int})
 double4_32a._fields_ = [
     ("x", c_double),
     ("y", c_double),
@@ -272,6 +285,7 @@ aligned_member._fields_ = [
     ("tail", c_char),
     ("_align16", c_longdouble * 0),
 ]
+integer_fields(aligned_member, {"i": _range_int})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -164,11 +165,21 @@ class with_anonymous_struct(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
+_range_short = (-32768, 32767, "short")
 
 inner._fields_ = [
     ("a", c_int),
     ("b", c_float),
 ]
+integer_fields(inner, {"a": _range_int})
 with_anonymous_union__anon0._fields_ = [
     ("pad", c_longlong * 4),
     ("k", inner),
@@ -179,6 +190,7 @@ with_anonymous_union._fields_ = [
     ("_anon0", with_anonymous_union__anon0),
     ("trailer", c_int),
 ]
+integer_fields(with_anonymous_union, {"kind": _range_int, "trailer": _range_int})
 with_anonymous_struct__anon0._fields_ = [
     ("first", c_short),
     ("second", c_double),
@@ -189,6 +201,7 @@ with_anonymous_struct._fields_ = [
     ("_anon0", with_anonymous_struct__anon0),
     ("tail", c_char),
 ]
+integer_fields(with_anonymous_struct, {"first": _range_short})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -157,6 +158,24 @@ class tail(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_Bool = (0, 1, "_Bool")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
 
 scalars._fields_ = [
     ("c", c_char),
@@ -174,6 +193,22 @@ scalars._fields_ = [
     ("d", c_double),
     ("b", c_bool),
 ]
+integer_fields(
+    scalars,
+    {
+        "sc": _range_signed_char,
+        "uc": _range_unsigned_char,
+        "s": _range_short,
+        "us": _range_unsigned_short,
+        "i": _range_int,
+        "ui": _range_unsigned_int,
+        "l": _range_long,
+        "ul": _range_unsigned_long,
+        "ll": _range_long_long,
+        "ull": _range_unsigned_long_long,
+        "b": _range_Bool,
+    },
+)
 padded._fields_ = [
     ("a", c_char),
     ("b", c_int),
@@ -181,10 +216,12 @@ padded._fields_ = [
     ("d", c_double),
     ("e", c_short),
 ]
+integer_fields(padded, {"b": _range_int, "e": _range_short})
 tail._fields_ = [
     ("big", c_longlong),
     ("small", c_char),
 ]
+integer_fields(tail, {"big": _range_long_long})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

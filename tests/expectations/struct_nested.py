@@ -59,6 +59,7 @@ from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -171,11 +172,22 @@ class handle_desc(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
+_range_short = (-32768, 32767, "short")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
 
 point._fields_ = [
     ("x", c_int),
     ("y", c_int),
 ]
+integer_fields(point, {"x": _range_int, "y": _range_int})
 node._fields_ = [
     ("next", POINTER(node)),
     ("where", point),
@@ -192,16 +204,19 @@ handle_desc_handle._fields_ = [
     ("object", c_void_p),
 ]
 memory_fields(handle_desc_handle, "object")
+integer_fields(handle_desc_handle, {"fd": _range_int})
 handle_desc_range._fields_ = [
     ("lo", c_short),
     ("hi", c_short),
 ]
+integer_fields(handle_desc_range, {"lo": _range_short, "hi": _range_short})
 handle_desc._fields_ = [
     ("type", c_int),
     ("handle", handle_desc_handle),
     ("size", c_ulonglong),
     ("range", handle_desc_range),
 ]
+integer_fields(handle_desc, {"type": _range_int, "size": _range_unsigned_long_long})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

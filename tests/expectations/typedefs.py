@@ -59,6 +59,7 @@ from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
 from cudart._layout import handle_fields
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -204,15 +205,28 @@ A_alias = other_name
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
+_range_my_int2_int = (-2147483648, 2147483647, "my_int2 (int)")
+_range_my_u64_unsigned_long_long = (0, 18446744073709551615, "my_u64 (unsigned long long)")
+_range_size_t = (0, 18446744073709551615, "size_t")
 
 A._fields_ = [
     ("value", my_int2),
     ("length", c_size_t),
 ]
+integer_fields(A, {"value": _range_my_int2_int, "length": _range_size_t})
 anon_t._fields_ = [
     ("x", c_int),
     ("y", my_u64),
 ]
+integer_fields(anon_t, {"x": _range_int, "y": _range_my_u64_unsigned_long_long})
 uses_typedefs._fields_ = [
     ("a", A),
     ("b", other_name),
@@ -222,6 +236,7 @@ uses_typedefs._fields_ = [
     ("n", c_size_t),
 ]
 handle_fields(uses_typedefs, "stream", "array")
+integer_fields(uses_typedefs, {"n": _range_size_t})
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

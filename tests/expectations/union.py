@@ -59,6 +59,7 @@ from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
 from cudart._layout import detached_copies
+from cudart._layout import integer_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -155,6 +156,14 @@ class holds_union(Structure):
 # and keep that memory alive while it refers to it. A handle member goes through
 # handle_fields(), which makes it take what a checked handle parameter takes: the other
 # API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
+# An integer member goes through integer_fields(), which makes it refuse what its C type
+# cannot hold (ctypes would mask it) and what is no integer, as a checked integer
+# parameter does, reading each type's range below; a CUdeviceptr member goes through
+# device_address_fields(), which makes it take device memory as a checked CUdeviceptr
+# parameter does, and keep it alive.
+
+# Each C integer type's (low, high, name), for integer_fields().
+_range_int = (-2147483648, 2147483647, "int")
 
 mixed._fields_ = [
     ("c", c_char),
@@ -163,6 +172,7 @@ mixed._fields_ = [
     ("bytes", c_char * 13),
 ]
 binary_fields(mixed, "bytes")
+integer_fields(mixed, {"i": _range_int})
 vec4._fields_ = [
     ("x", c_float),
     ("y", c_float),
@@ -174,6 +184,7 @@ with_vec._fields_ = [
     ("i", c_int),
     ("v", vec4),
 ]
+integer_fields(with_vec, {"i": _range_int})
 holds_union._fields_ = [
     ("c", c_char),
     ("u", with_vec),
