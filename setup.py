@@ -98,7 +98,11 @@ def extensions() -> list[Extension]:
             depends=["cudart/_capi.h", "cudart/_cthreads.h", "cudart/_cint.h"],
         ),
         # Record integer members range-checked in C (cudart/_fields.c): hand-written too.
-        _extension("_fields", "cudart/_fields.c", depends=["cudart/_capi.h", "cudart/_cthreads.h"]),
+        _extension(
+            "_fields",
+            "cudart/_fields.c",
+            depends=["cudart/_capi.h", "cudart/_cthreads.h", "cudart/_cint.h"],
+        ),
     ] + [
         _extension(
             source.stem,

@@ -19,6 +19,7 @@
  * version-independent; the limited API of 3.11 where the interpreter has a GIL.
  */
 #include "_capi.h"
+#include "_cint.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -37,27 +38,16 @@ typedef struct {
     PyObject *name;
 } IntegerField;
 
+/* Whether `value` (an int) is within the member's range: the one rule (cudart/_cint.h). */
 static int
 in_range(IntegerField *self, PyObject *value)
 {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow == 0) {
-        if (v == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        return v >= self->low && (v < 0 || (unsigned long long)v <= self->high);
-    }
-    if (overflow < 0 || self->high <= (unsigned long long)LLONG_MAX) {
-        return 0;
-    }
-    unsigned long long u = PyLong_AsUnsignedLongLong(value);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+    unsigned long long bits;
+    int status = cudart_cint(value, self->low, self->high, &bits);
+    if (status < 0) {
         PyErr_Clear();
-        return 0;
     }
-    return u <= self->high;
+    return status == 0;
 }
 
 /* "_objects" and "_b_base_", interned once (fields_exec). */

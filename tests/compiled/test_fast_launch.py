@@ -1074,8 +1074,9 @@ def test_a_launch_from_a_property_takes_the_python_path(fake):
 
 
 def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
-    """Issue 23: the C launcher's integer conversion and the compiled backend's are one
-    (cudart/_cint.h), which every extension's build depends on."""
+    """Issue 23: the C launcher's integer conversion, the compiled backend's and the
+    record members' (cudart/_fields.c) are one (cudart/_cint.h), which every extension's
+    build depends on."""
     import runpy
 
     import setuptools
@@ -1087,6 +1088,7 @@ def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
     for user, include in (
         (cudart_dir / "_fastcall.h", '#include "_cint.h"'),
         (cudart_dir / "kernels" / "_fastlaunch.c", '#include "../_cint.h"'),
+        (cudart_dir / "_fields.c", '#include "_cint.h"'),
     ):
         text = user.read_text()
         assert include in text, user
