@@ -11,6 +11,7 @@ from __future__ import annotations
 import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncPtr)
 import ctypes
 import operator
+import os
 import sys
 from ctypes import byref, c_char, c_void_p
 
@@ -354,15 +355,19 @@ def ref(
     count: Any = None,
     what: str = "",
     size: Any = None,
+    exact: bool = False,
 ) -> Any:
     """A `T *` argument: also a sequence of T (or of what T is made from), as an array.
 
     `count`: the elements of T the call reads (generator/sizes.py), or `size`: its
     bytes; more than a list or a buffer holds is a ValueError (`what` names the function
-    and where the count comes from). None: unchecked.
+    and where the count comes from). None: unchecked. `exact`: C reads `count` elements
+    of a length it fixes (Measure.EXACT): a list or tuple must have that many.
     """
     if count is not None:
         n = _index(count)
+        if exact and isinstance(value, (list, tuple)) and len(value) != n:
+            raise ValueError(f"{what}: '{name}' takes exactly {n} values, not {len(value)}")
         if isinstance(value, (list, tuple)) and n is not None and not 0 <= n <= len(value):
             raise ValueError(f"{what} = {n} elements, but '{name}' has {len(value)}")
         size = None if n is None else n * ctypes.sizeof(ctype)
@@ -1091,19 +1096,26 @@ else:
 
 
 class AttributeValue:
-    """One attribute's value: a C number (`ctype`, an `enum` class for enum-typed ones),
-    an array of them (sized by the caller's byte count), or a member of the union
-    `ctype` (`member`; None for the whole union)."""
+    """One attribute's value: a C number (`ctype`, an `enum` class for enum-typed ones;
+    c_bool for C's bool), an array of them (sized by the caller's byte count), a
+    NUL-terminated string in a char array of `length` bytes (a str), or a member of the
+    union `ctype` (`member`; None for the whole union)."""
 
-    __slots__ = ("ctype", "enum", "array", "member")
+    __slots__ = ("ctype", "enum", "array", "member", "length")
 
     def __init__(
-        self, ctype: Any, enum: Any = None, array: bool = False, member: str | None = None
+        self,
+        ctype: Any,
+        enum: Any = None,
+        array: bool = False,
+        member: str | None = None,
+        length: int | None = None,
     ) -> None:
         self.ctype = ctype
         self.enum = enum
         self.array = array
         self.member = member
+        self.length = length
 
     @property
     def is_union(self) -> bool:
@@ -1193,16 +1205,54 @@ def attribute_value(value: Any, attr: Any, table: dict, function: str, name: str
         else:
             setattr(made, spec.member, c_integer(value, field, what))
         return byref(made)
+    if spec.length is not None:
+        return byref(_attribute_text(value, spec.length, what))
+    if spec.ctype is ctypes.c_bool:
+        # C's bool, one byte: True or False (0 and 1 as ints), nothing C would misread.
+        if isinstance(value, ctypes.c_bool):
+            value = value.value
+        if value.__class__ is not bool and (
+            isinstance(value, (_CDATA, HostMemory))
+            or not hasattr(type(value), "__index__")
+            or operator.index(value) not in (0, 1)
+        ):
+            raise TypeError(f"{what} must be a bool (or 0 or 1), not {value!r:.40}")
+        return byref(ctypes.c_bool(bool(value)))
     if spec.array:
         items = [c_integer(v, spec.ctype, what) for v in value]
         return byref((spec.ctype * len(items))(*items))
     return byref(spec.ctype(c_integer(value, spec.ctype, what)))
 
 
+def _attribute_text(value: Any, length: int, what: str) -> Any:
+    """A string attribute's value (a str, in the file system's encoding as a path is, or
+    bytes) as C reads it: its bytes and the NUL, no more than `length` in all."""
+    if isinstance(value, str):
+        data = os.fsencode(value)
+    elif isinstance(value, bytes):
+        data = value
+    else:
+        raise TypeError(f"{what} must be a str or bytes, not {_not_integer(value)}")
+    if b"\0" in data:
+        raise ValueError(f"{what} holds a NUL: C would read the text only up to it")
+    if len(data) >= length:
+        raise ValueError(f"{what} is {len(data)} bytes: C takes at most {length - 1} (and the NUL)")
+    return ctypes.create_string_buffer(data)  # len(data) + 1 bytes: the NUL counts
+
+
+def attribute_size(value: Any) -> Any:
+    """The size_t C is told of an attribute's value (AttributeFunction.size_inout): the
+    bytes of the setter's converted value (a byref(): a string's NUL included) or of
+    the getter's storage; C may write another size back, which the caller is not given."""
+    return ctypes.c_size_t(ctypes.sizeof(getattr(value, "_obj", value)))
+
+
 def attribute_storage(attr: Any, table: dict, function: str, size: int | None = None) -> Any:
     """C storage for a getter's value of attribute `attr`; `size` is the byte count the
     caller gives C (cudaMemRangeGetAttribute's dataSize), checked against the type."""
     spec = _attribute(attr, table, function)
+    if spec.length is not None:
+        return (spec.ctype * spec.length)()
     if spec.array:
         item = ctypes.sizeof(spec.ctype)
         if size is None or size <= 0 or size % item:
@@ -1266,6 +1316,8 @@ def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
         value = storage if spec.member is None else getattr(storage, spec.member)
     elif isinstance(storage, Handle):
         value = storage  # a handle output, as the checked layer returns every other one
+    elif spec.length is not None:
+        value = os.fsdecode(storage.value)  # the bytes up to the NUL
     elif spec.array:
         value = list(storage)
     else:

@@ -1932,7 +1932,6 @@ if TYPE_CHECKING:
     _cuTexRefGetAddress_v2: _Callable[..., int]
     _cuTexRefGetArray: _Callable[..., int]
     _cuTexRefGetBorderColor: _Callable[..., int]
-    _cuTexRefGetBorderColor_out: _Callable[..., tuple[int, float]]
     _cuTexRefGetFilterMode: _Callable[..., int]
     _cuTexRefGetFilterMode_out: _Callable[..., tuple[int, int]]
     _cuTexRefGetFlags: _Callable[..., int]
@@ -2554,6 +2553,18 @@ if _VERSION >= 13040:
 
 # Per attribute enum, each attribute's value type (generator/attributes.py decided them
 # from the header's docs): what the attribute setters and getters convert through.
+_CUcoredumpSettings_enum_values: _c.AttributeTable[int | bool | str] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_bool),  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+        2: _c.AttributeValue(c_bool),  # CU_COREDUMP_TRIGGER_HOST
+        3: _c.AttributeValue(c_bool),  # CU_COREDUMP_LIGHTWEIGHT
+        4: _c.AttributeValue(c_bool),  # CU_COREDUMP_ENABLE_USER_TRIGGER
+        5: _c.AttributeValue(c_char, length=1024),  # CU_COREDUMP_FILE
+        6: _c.AttributeValue(c_char, length=1024),  # CU_COREDUMP_PIPE
+        7: _c.AttributeValue(c_uint),  # CU_COREDUMP_GENERATION_FLAGS
+        8: None,  # CU_COREDUMP_MAX
+    }
+)
 _CUgraphMem_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
     {
         0: _c.AttributeValue(c_ulonglong),  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
@@ -3964,7 +3975,7 @@ _c.bind_on_first_call(
         "cuTexRefGetAddressMode": (c_uint, (POINTER(c_uint), c_void_p, c_int), (0,)),
         "cuTexRefGetAddress_v2": (c_uint, (POINTER(CUdeviceptr), c_void_p)),
         "cuTexRefGetArray": (c_uint, (POINTER(CUarray), c_void_p)),
-        "cuTexRefGetBorderColor": (c_uint, (POINTER(c_float), c_void_p), (0,)),
+        "cuTexRefGetBorderColor": (c_uint, (c_void_p, c_void_p)),
         "cuTexRefGetFilterMode": (c_uint, (POINTER(c_uint), c_void_p), (0,)),
         "cuTexRefGetFlags": (c_uint, (POINTER(c_uint), c_void_p), (0,)),
         "cuTexRefGetFormat": (c_uint, (POINTER(c_uint), POINTER(c_int), c_void_p), (0, 1)),
@@ -6431,17 +6442,28 @@ if _VERSION == 13050:
             raise _error(err, _lib)
 
 
-def cuCoredumpGetAttribute(
-    attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike
-) -> None:
-    """cuCoredumpGetAttribute(attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike) -> None
+def cuCoredumpGetAttribute(attrib: CUcoredumpSettings_enum | int) -> int | bool | str:
+    """cuCoredumpGetAttribute(attrib: CUcoredumpSettings_enum | int) -> int | bool | str
 
     Allows caller to fetch a coredump attribute value for the current context.
 
     Parameters:
         attrib: The enum defining which value to fetch.
+
+    value comes back as the Python value of the type attrib selects.
+
+    Values by attrib:
+        CU_COREDUMP_ENABLE_ON_EXCEPTION: bool (_Bool)
+        CU_COREDUMP_TRIGGER_HOST: bool (_Bool)
+        CU_COREDUMP_LIGHTWEIGHT: bool (_Bool)
+        CU_COREDUMP_ENABLE_USER_TRIGGER: bool (_Bool)
+        CU_COREDUMP_FILE: str (char[1024])
+        CU_COREDUMP_PIPE: str (char[1024])
+        CU_COREDUMP_GENERATION_FLAGS: int (unsigned int)
+        CU_COREDUMP_MAX: refused
+
+    Returns:
         value: void* containing the requested data.
-        size: The size of the memory region value points to.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
@@ -6453,35 +6475,41 @@ def cuCoredumpGetAttribute(
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuCoredumpGetAttribute", "value")
-    if size.__class__ is not int:
-        size = _c.ref(size, c_size_t, "size", True, 1, "cuCoredumpGetAttribute: the record")
-    elif size >> 64:
-        raise _c.address_error(size, "cuCoredumpGetAttribute", "size")
+    value = _c.attribute_storage(attrib, _CUcoredumpSettings_enum_values, "cuCoredumpGetAttribute")
+    size = _c.attribute_size(value)
     try:
-        err = _cuCoredumpGetAttribute(attrib, value, size)
+        err = _cuCoredumpGetAttribute(attrib, _c.byref(value), _c.byref(size))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuCoredumpGetAttribute", ("attrib", "value", "size")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(value, attrib, _CUcoredumpSettings_enum_values)
 
 
-def cuCoredumpGetAttributeGlobal(
-    attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike
-) -> None:
-    """cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike) -> None
+def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings_enum | int) -> int | bool | str:
+    """cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings_enum | int) -> int | bool | str
 
     Allows caller to fetch a coredump attribute value for the entire application.
 
     Parameters:
         attrib: The enum defining which value to fetch.
+
+    value comes back as the Python value of the type attrib selects.
+
+    Values by attrib:
+        CU_COREDUMP_ENABLE_ON_EXCEPTION: bool (_Bool)
+        CU_COREDUMP_TRIGGER_HOST: bool (_Bool)
+        CU_COREDUMP_LIGHTWEIGHT: bool (_Bool)
+        CU_COREDUMP_ENABLE_USER_TRIGGER: bool (_Bool)
+        CU_COREDUMP_FILE: str (char[1024])
+        CU_COREDUMP_PIPE: str (char[1024])
+        CU_COREDUMP_GENERATION_FLAGS: int (unsigned int)
+        CU_COREDUMP_MAX: refused
+
+    Returns:
         value: void* containing the requested data.
-        size: The size of the memory region value points to.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
@@ -6493,22 +6521,19 @@ def cuCoredumpGetAttributeGlobal(
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuCoredumpGetAttributeGlobal", "value")
-    if size.__class__ is not int:
-        size = _c.ref(size, c_size_t, "size", True, 1, "cuCoredumpGetAttributeGlobal: the record")
-    elif size >> 64:
-        raise _c.address_error(size, "cuCoredumpGetAttributeGlobal", "size")
+    value = _c.attribute_storage(
+        attrib, _CUcoredumpSettings_enum_values, "cuCoredumpGetAttributeGlobal"
+    )
+    size = _c.attribute_size(value)
     try:
-        err = _cuCoredumpGetAttributeGlobal(attrib, value, size)
+        err = _cuCoredumpGetAttributeGlobal(attrib, _c.byref(value), _c.byref(size))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuCoredumpGetAttributeGlobal", ("attrib", "value", "size")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(value, attrib, _CUcoredumpSettings_enum_values)
 if 13020 <= _VERSION <= 13040:
 
 
@@ -6673,17 +6698,26 @@ if _VERSION == 13050:
         return callbackOut
 
 
-def cuCoredumpSetAttribute(
-    attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike
-) -> None:
-    """cuCoredumpSetAttribute(attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike) -> None
+def cuCoredumpSetAttribute(attrib: CUcoredumpSettings_enum | int, value: int | bool | str) -> None:
+    """cuCoredumpSetAttribute(attrib: CUcoredumpSettings_enum | int, value: int | bool | str) -> None
 
     Allows caller to set a coredump attribute value for the current context.
 
     Parameters:
         attrib: The enum defining which value to set.
-        value: void* containing the requested data.
-        size: The size of the memory region value points to.
+        value: the attribute's value (below)
+
+    value is the Python value of the type attrib selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call the raw module's cuCoredumpSetAttribute.
+
+    Values by attrib:
+        CU_COREDUMP_ENABLE_ON_EXCEPTION: bool (_Bool)
+        CU_COREDUMP_TRIGGER_HOST: bool (_Bool)
+        CU_COREDUMP_LIGHTWEIGHT: bool (_Bool)
+        CU_COREDUMP_ENABLE_USER_TRIGGER: bool (_Bool)
+        CU_COREDUMP_FILE: str (char[1024])
+        CU_COREDUMP_PIPE: str (char[1024])
+        CU_COREDUMP_GENERATION_FLAGS: int (unsigned int)
+        CU_COREDUMP_MAX: refused
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -6695,16 +6729,12 @@ def cuCoredumpSetAttribute(
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuCoredumpSetAttribute", "value")
-    if size.__class__ is not int:
-        size = _c.ref(size, c_size_t, "size", True, 1, "cuCoredumpSetAttribute: the record")
-    elif size >> 64:
-        raise _c.address_error(size, "cuCoredumpSetAttribute", "size")
+    value = _c.attribute_value(
+        value, attrib, _CUcoredumpSettings_enum_values, "cuCoredumpSetAttribute", "value"
+    )
+    size = _c.attribute_size(value)
     try:
-        err = _cuCoredumpSetAttribute(attrib, value, size)
+        err = _cuCoredumpSetAttribute(attrib, value, _c.byref(size))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuCoredumpSetAttribute", ("attrib", "value", "size")
@@ -6714,16 +6744,27 @@ def cuCoredumpSetAttribute(
 
 
 def cuCoredumpSetAttributeGlobal(
-    attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike
+    attrib: CUcoredumpSettings_enum | int, value: int | bool | str
 ) -> None:
-    """cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings_enum | int, value: _PointerLike, size: _PointerLike) -> None
+    """cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings_enum | int, value: int | bool | str) -> None
 
     Allows caller to set a coredump attribute value globally.
 
     Parameters:
         attrib: The enum defining which value to set.
-        value: void* containing the requested data.
-        size: The size of the memory region value points to.
+        value: the attribute's value (below)
+
+    value is the Python value of the type attrib selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call the raw module's cuCoredumpSetAttributeGlobal.
+
+    Values by attrib:
+        CU_COREDUMP_ENABLE_ON_EXCEPTION: bool (_Bool)
+        CU_COREDUMP_TRIGGER_HOST: bool (_Bool)
+        CU_COREDUMP_LIGHTWEIGHT: bool (_Bool)
+        CU_COREDUMP_ENABLE_USER_TRIGGER: bool (_Bool)
+        CU_COREDUMP_FILE: str (char[1024])
+        CU_COREDUMP_PIPE: str (char[1024])
+        CU_COREDUMP_GENERATION_FLAGS: int (unsigned int)
+        CU_COREDUMP_MAX: refused
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED.
 
@@ -6735,16 +6776,12 @@ def cuCoredumpSetAttributeGlobal(
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuCoredumpSetAttributeGlobal", "value")
-    if size.__class__ is not int:
-        size = _c.ref(size, c_size_t, "size", True, 1, "cuCoredumpSetAttributeGlobal: the record")
-    elif size >> 64:
-        raise _c.address_error(size, "cuCoredumpSetAttributeGlobal", "size")
+    value = _c.attribute_value(
+        value, attrib, _CUcoredumpSettings_enum_values, "cuCoredumpSetAttributeGlobal", "value"
+    )
+    size = _c.attribute_size(value)
     try:
-        err = _cuCoredumpSetAttributeGlobal(attrib, value, size)
+        err = _cuCoredumpSetAttributeGlobal(attrib, value, _c.byref(size))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuCoredumpSetAttributeGlobal", ("attrib", "value", "size")
@@ -25411,7 +25448,7 @@ if _VERSION <= 13030:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -25479,7 +25516,7 @@ if _VERSION <= 13030:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -25558,7 +25595,7 @@ if _VERSION <= 13030:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -25622,7 +25659,7 @@ if _VERSION >= 13040:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -25691,7 +25728,7 @@ if _VERSION >= 13040:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -25771,7 +25808,7 @@ if _VERSION >= 13040:
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
-        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: refused
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
         CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
         CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
@@ -29020,8 +29057,8 @@ def cuTexRefGetArray(hTexRef: CUtexref | _HandleLike) -> CUarray:
     return phArray
 
 
-def cuTexRefGetBorderColor(hTexRef: CUtexref | _HandleLike) -> float:
-    """cuTexRefGetBorderColor(hTexRef: CUtexref | _HandleLike) -> float
+def cuTexRefGetBorderColor(hTexRef: CUtexref | _HandleLike) -> list[float]:
+    """cuTexRefGetBorderColor(hTexRef: CUtexref | _HandleLike) -> list[float]
 
     Gets the border color used by a texture reference.
 
@@ -29040,20 +29077,16 @@ def cuTexRefGetBorderColor(hTexRef: CUtexref | _HandleLike) -> float:
     _c.deprecated("cuTexRefGetBorderColor", None)
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
+    pBorderColor = (c_float * 4)()
     try:
-        if _compiled:
-            err, pBorderColor = _cuTexRefGetBorderColor_out(hTexRef)
-        else:
-            pBorderColor_ = c_float()
-            err = _cuTexRefGetBorderColor(pBorderColor_, hTexRef)
-            pBorderColor = pBorderColor_.value
+        err = _cuTexRefGetBorderColor(pBorderColor, hTexRef)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuTexRefGetBorderColor", ("pBorderColor", "hTexRef")
         ) from None
     if err:
         raise _error(err, _lib)
-    return pBorderColor
+    return pBorderColor[:]
 
 
 def cuTexRefGetFilterMode(hTexRef: CUtexref | _HandleLike) -> CUfilter_mode_enum:
@@ -29610,7 +29643,7 @@ def cuTexRefSetBorderColor(hTexRef: CUtexref | _HandleLike, pBorderColor: _Point
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
     if pBorderColor.__class__ is not int:
         pBorderColor = _c.ref(
-            pBorderColor, c_float, "pBorderColor", True, 1, "cuTexRefSetBorderColor: the record"
+            pBorderColor, c_float, "pBorderColor", True, 4, "cuTexRefSetBorderColor", exact=True
         )
     elif pBorderColor >> 64:
         raise _c.address_error(pBorderColor, "cuTexRefSetBorderColor", "pBorderColor")

@@ -29473,9 +29473,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 307 checked functions in C (generator/render/fast_checked.py), each
+/* 303 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 198 others stay Python only. */
+ * whatever the C happy path does not take. 202 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -29500,7 +29500,6 @@ static PyTypeObject *cudart_handle_CUmodule;
 static PyTypeObject *cudart_handle_CUstream;
 static PyTypeObject *cudart_handle_CUuserObject;
 static PyTypeObject *cudart_enum_CUarray_format_enum;
-static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
 static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
 static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
 static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
@@ -29571,22 +29570,6 @@ static int cudart_member_CUarray_format_enum(long long v)
     case 202LL:
     case 203LL:
     case 2147483647LL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-static int cudart_member_CUcoredumpSettings_enum(long long v)
-{
-    switch (v) {
-    case 1LL:
-    case 2LL:
-    case 3LL:
-    case 4LL:
-    case 5LL:
-    case 6LL:
-    case 7LL:
-    case 8LL:
         return 1;
     default:
         return 0;
@@ -29895,7 +29878,7 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[307];
+static char cudart_checked_reports[303];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -30226,262 +30209,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cuArrayGetPlane, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cuCoredumpGetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
-        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
-        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
-        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
-        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cuCtxCreate;
 
 static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -30530,7 +30257,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30590,7 +30317,7 @@ static PyObject *cudart_checked_cuCtxCreate_v2(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cuCtxCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30664,7 +30391,7 @@ static PyObject *cudart_checked_cuCtxCreate_v3(PyObject *self, PyObject *const *
         r = fn(a0, a1, (int)i2, (unsigned int)u3, (int)i4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cuCtxCreate_v3", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30731,7 +30458,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30786,7 +30513,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30845,7 +30572,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30899,7 +30626,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30956,7 +30683,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31009,7 +30736,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31062,7 +30789,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31108,7 +30835,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31152,7 +30879,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31196,7 +30923,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31242,7 +30969,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31295,7 +31022,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31348,7 +31075,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31397,7 +31124,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31449,7 +31176,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31495,7 +31222,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31545,7 +31272,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31595,7 +31322,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31652,7 +31379,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31695,7 +31422,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31745,7 +31472,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31795,7 +31522,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31845,7 +31572,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31902,7 +31629,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31945,7 +31672,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -32002,7 +31729,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32057,7 +31784,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32114,7 +31841,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32176,7 +31903,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32236,7 +31963,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32289,7 +32016,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32349,7 +32076,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32395,7 +32122,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -32448,7 +32175,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32508,7 +32235,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32561,7 +32288,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32625,7 +32352,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32692,7 +32419,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32759,7 +32486,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32809,7 +32536,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32865,7 +32592,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32921,7 +32648,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32971,7 +32698,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33021,7 +32748,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33071,7 +32798,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33124,7 +32851,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33181,7 +32908,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33238,7 +32965,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33295,7 +33022,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33348,7 +33075,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33401,7 +33128,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33463,7 +33190,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33509,7 +33236,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33564,7 +33291,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33621,7 +33348,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33683,7 +33410,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33733,7 +33460,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33790,7 +33517,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33854,7 +33581,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33904,7 +33631,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33964,7 +33691,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34024,7 +33751,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34081,7 +33808,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34141,7 +33868,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34194,7 +33921,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34257,7 +33984,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34316,7 +34043,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34366,7 +34093,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34430,7 +34157,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34487,7 +34214,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34540,7 +34267,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34611,7 +34338,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34689,7 +34416,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34746,7 +34473,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34799,7 +34526,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34873,7 +34600,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34926,7 +34653,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34981,7 +34708,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35040,7 +34767,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35095,7 +34822,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35152,7 +34879,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35205,7 +34932,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35262,7 +34989,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35326,7 +35053,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35390,7 +35117,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35445,7 +35172,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35513,7 +35240,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35577,7 +35304,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35641,7 +35368,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35705,7 +35432,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35758,7 +35485,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35822,7 +35549,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35886,7 +35613,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35957,7 +35684,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36028,7 +35755,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36092,7 +35819,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36149,7 +35876,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36206,7 +35933,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36263,7 +35990,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36320,7 +36047,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36377,7 +36104,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36434,7 +36161,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36487,7 +36214,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36544,7 +36271,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36601,7 +36328,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36661,7 +36388,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36714,7 +36441,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36778,7 +36505,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36835,7 +36562,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36899,7 +36626,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36970,7 +36697,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37048,7 +36775,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37119,7 +36846,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37176,7 +36903,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37240,7 +36967,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37293,7 +37020,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37349,7 +37076,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37411,7 +37138,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37474,7 +37201,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37531,7 +37258,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37598,7 +37325,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37662,7 +37389,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37717,7 +37444,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37786,7 +37513,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37841,7 +37568,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37902,7 +37629,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37959,7 +37686,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38012,7 +37739,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38065,7 +37792,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38115,7 +37842,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38165,7 +37892,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38232,7 +37959,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38285,7 +38012,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38348,7 +38075,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38425,7 +38152,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38489,7 +38216,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38542,7 +38269,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38597,7 +38324,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38657,7 +38384,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38730,7 +38457,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38797,7 +38524,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38852,7 +38579,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38911,7 +38638,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38985,7 +38712,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39056,7 +38783,7 @@ static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuMemAdvise", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39109,7 +38836,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39169,7 +38896,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39236,7 +38963,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39296,7 +39023,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39366,7 +39093,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39442,7 +39169,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39501,7 +39228,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39551,7 +39278,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39608,7 +39335,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39658,7 +39385,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39708,7 +39435,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39768,7 +39495,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39824,7 +39551,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39886,7 +39613,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39952,7 +39679,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40001,7 +39728,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -40056,7 +39783,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -40122,7 +39849,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40182,7 +39909,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40235,7 +39962,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40299,7 +40026,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40363,7 +40090,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40413,7 +40140,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40491,7 +40218,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40555,7 +40282,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40608,7 +40335,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40663,7 +40390,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40725,7 +40452,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40792,7 +40519,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40852,7 +40579,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40916,7 +40643,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40973,7 +40700,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41044,7 +40771,7 @@ static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuMemPrefetchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41094,7 +40821,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41165,7 +40892,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41222,7 +40949,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41286,7 +41013,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41336,7 +41063,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41393,7 +41120,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41450,7 +41177,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41500,7 +41227,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41550,7 +41277,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41600,7 +41327,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41650,7 +41377,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41707,7 +41434,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41764,7 +41491,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41814,7 +41541,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41871,7 +41598,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41921,7 +41648,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41992,7 +41719,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42070,7 +41797,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42148,7 +41875,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42219,7 +41946,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42290,7 +42017,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42361,7 +42088,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42439,7 +42166,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42517,7 +42244,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42588,7 +42315,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42659,7 +42386,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42730,7 +42457,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42794,7 +42521,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42865,7 +42592,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42936,7 +42663,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43000,7 +42727,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43064,7 +42791,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43135,7 +42862,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43206,7 +42933,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43270,7 +42997,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43341,7 +43068,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43419,7 +43146,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43497,7 +43224,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43568,7 +43295,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43632,7 +43359,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43703,7 +43430,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43774,7 +43501,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43838,7 +43565,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43916,7 +43643,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44001,7 +43728,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44065,7 +43792,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44136,7 +43863,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44200,7 +43927,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44278,7 +44005,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44363,7 +44090,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44441,7 +44168,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44519,7 +44246,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44604,7 +44331,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44682,7 +44409,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44760,7 +44487,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44845,7 +44572,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44923,7 +44650,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44987,7 +44714,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45058,7 +44785,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45122,7 +44849,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45186,7 +44913,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45257,7 +44984,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45321,7 +45048,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45381,7 +45108,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45436,7 +45163,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45498,7 +45225,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45551,7 +45278,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45597,7 +45324,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -45652,7 +45379,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45713,7 +45440,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45791,7 +45518,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45876,7 +45603,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45936,7 +45663,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46007,7 +45734,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46074,7 +45801,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46141,7 +45868,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46215,7 +45942,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46275,7 +46002,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46335,7 +46062,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46406,7 +46133,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46477,7 +46204,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46548,7 +46275,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46619,7 +46346,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46676,7 +46403,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46761,7 +46488,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46818,7 +46545,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46875,7 +46602,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46930,7 +46657,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46987,7 +46714,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47042,7 +46769,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47095,7 +46822,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47151,7 +46878,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47210,7 +46937,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47263,7 +46990,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47316,7 +47043,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47369,7 +47096,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47422,7 +47149,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47472,7 +47199,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47522,7 +47249,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47593,7 +47320,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47671,7 +47398,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47735,7 +47462,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47806,7 +47533,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47877,7 +47604,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47948,7 +47675,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48019,7 +47746,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48090,7 +47817,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48161,7 +47888,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48232,7 +47959,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48303,7 +48030,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48353,7 +48080,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48410,7 +48137,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48460,7 +48187,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48517,7 +48244,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48574,7 +48301,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48645,7 +48372,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48664,10 +48391,6 @@ static const char *const cudart_checked_names[] = {
     "cuArrayCreate_v2",
     "cuArrayDestroy",
     "cuArrayGetPlane",
-    "cuCoredumpGetAttribute",
-    "cuCoredumpGetAttributeGlobal",
-    "cuCoredumpSetAttribute",
-    "cuCoredumpSetAttributeGlobal",
     "cuCtxCreate",
     "cuCtxCreate_v2",
     "cuCtxCreate_v3",
@@ -48975,10 +48698,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cuArrayCreate_v2,
     cudart_checked_cuArrayDestroy,
     cudart_checked_cuArrayGetPlane,
-    cudart_checked_cuCoredumpGetAttribute,
-    cudart_checked_cuCoredumpGetAttributeGlobal,
-    cudart_checked_cuCoredumpSetAttribute,
-    cudart_checked_cuCoredumpSetAttributeGlobal,
     cudart_checked_cuCtxCreate,
     cudart_checked_cuCtxCreate_v2,
     cudart_checked_cuCtxCreate_v3,
@@ -49312,10 +49031,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuArrayCreate_v2,
     &cudart_reference_cuArrayDestroy,
     &cudart_reference_cuArrayGetPlane,
-    &cudart_reference_cuCoredumpGetAttribute,
-    &cudart_reference_cuCoredumpGetAttributeGlobal,
-    &cudart_reference_cuCoredumpSetAttribute,
-    &cudart_reference_cuCoredumpSetAttributeGlobal,
     &cudart_reference_cuCtxCreate,
     &cudart_reference_cuCtxCreate_v2,
     &cudart_reference_cuCtxCreate_v3,
@@ -49657,7 +49372,6 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
         || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
         || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
-        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
         || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
         || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
         || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0

@@ -31287,9 +31287,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 327 checked functions in C (generator/render/fast_checked.py), each
+/* 323 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 205 others stay Python only. */
+ * whatever the C happy path does not take. 209 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -31315,7 +31315,6 @@ static PyTypeObject *cudart_handle_CUmodule;
 static PyTypeObject *cudart_handle_CUstream;
 static PyTypeObject *cudart_handle_CUuserObject;
 static PyTypeObject *cudart_enum_CUarray_format_enum;
-static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
 static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
 static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
 static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
@@ -31390,22 +31389,6 @@ static int cudart_member_CUarray_format_enum(long long v)
     case 202LL:
     case 203LL:
     case 2147483647LL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-static int cudart_member_CUcoredumpSettings_enum(long long v)
-{
-    switch (v) {
-    case 1LL:
-    case 2LL:
-    case 3LL:
-    case 4LL:
-    case 5LL:
-    case 6LL:
-    case 7LL:
-    case 8LL:
         return 1;
     default:
         return 0;
@@ -31725,7 +31708,7 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[327];
+static char cudart_checked_reports[323];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -32390,262 +32373,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCheckpointProcessUnlock, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cuCoredumpGetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
-        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
-        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
-        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
-        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cuCtxCreate;
 
 static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -32701,7 +32428,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32768,7 +32495,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32823,7 +32550,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32882,7 +32609,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32936,7 +32663,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32993,7 +32720,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33046,7 +32773,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33099,7 +32826,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33145,7 +32872,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33189,7 +32916,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33233,7 +32960,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33286,7 +33013,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33332,7 +33059,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33385,7 +33112,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33438,7 +33165,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33487,7 +33214,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33539,7 +33266,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33585,7 +33312,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33635,7 +33362,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33685,7 +33412,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33742,7 +33469,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33785,7 +33512,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33835,7 +33562,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33885,7 +33612,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33935,7 +33662,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33992,7 +33719,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34035,7 +33762,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34085,7 +33812,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34142,7 +33869,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34197,7 +33924,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34254,7 +33981,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34316,7 +34043,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34376,7 +34103,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34429,7 +34156,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34489,7 +34216,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34535,7 +34262,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34588,7 +34315,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34648,7 +34375,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34701,7 +34428,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34765,7 +34492,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34832,7 +34559,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34899,7 +34626,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34949,7 +34676,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35005,7 +34732,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35061,7 +34788,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35111,7 +34838,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35161,7 +34888,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35211,7 +34938,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35264,7 +34991,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35321,7 +35048,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35378,7 +35105,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35435,7 +35162,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35488,7 +35215,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35541,7 +35268,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35603,7 +35330,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35649,7 +35376,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35704,7 +35431,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35761,7 +35488,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35823,7 +35550,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35883,7 +35610,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35933,7 +35660,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35990,7 +35717,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36054,7 +35781,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36104,7 +35831,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36164,7 +35891,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36224,7 +35951,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36281,7 +36008,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36341,7 +36068,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36394,7 +36121,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36457,7 +36184,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36516,7 +36243,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36566,7 +36293,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36630,7 +36357,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36687,7 +36414,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36740,7 +36467,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36818,7 +36545,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36896,7 +36623,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36953,7 +36680,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37006,7 +36733,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37080,7 +36807,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37133,7 +36860,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37188,7 +36915,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37247,7 +36974,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37302,7 +37029,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37359,7 +37086,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37412,7 +37139,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37469,7 +37196,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37533,7 +37260,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37597,7 +37324,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37652,7 +37379,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37720,7 +37447,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37784,7 +37511,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37848,7 +37575,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37912,7 +37639,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37965,7 +37692,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38029,7 +37756,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38093,7 +37820,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38164,7 +37891,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38235,7 +37962,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38299,7 +38026,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38356,7 +38083,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38413,7 +38140,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38470,7 +38197,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38527,7 +38254,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38584,7 +38311,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38641,7 +38368,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38694,7 +38421,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38751,7 +38478,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38808,7 +38535,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38868,7 +38595,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38921,7 +38648,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38985,7 +38712,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39042,7 +38769,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39106,7 +38833,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39184,7 +38911,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39262,7 +38989,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39333,7 +39060,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39390,7 +39117,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39454,7 +39181,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39507,7 +39234,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39563,7 +39290,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39625,7 +39352,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39688,7 +39415,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39745,7 +39472,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39812,7 +39539,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39876,7 +39603,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39931,7 +39658,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40000,7 +39727,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40055,7 +39782,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40112,7 +39839,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40169,7 +39896,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40226,7 +39953,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40279,7 +40006,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40332,7 +40059,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40382,7 +40109,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40432,7 +40159,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40499,7 +40226,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40552,7 +40279,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40615,7 +40342,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40692,7 +40419,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40756,7 +40483,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40809,7 +40536,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40864,7 +40591,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40924,7 +40651,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40997,7 +40724,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41064,7 +40791,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41119,7 +40846,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41174,7 +40901,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41229,7 +40956,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41288,7 +41015,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41362,7 +41089,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41415,7 +41142,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41475,7 +41202,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41542,7 +41269,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41602,7 +41329,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41672,7 +41399,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41748,7 +41475,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41807,7 +41534,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41881,7 +41608,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41980,7 +41707,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42058,7 +41785,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42108,7 +41835,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42165,7 +41892,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42215,7 +41942,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42265,7 +41992,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42325,7 +42052,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42381,7 +42108,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42443,7 +42170,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42509,7 +42236,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42569,7 +42296,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42618,7 +42345,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -42673,7 +42400,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -42739,7 +42466,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42799,7 +42526,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42859,7 +42586,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42912,7 +42639,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42976,7 +42703,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43040,7 +42767,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43090,7 +42817,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43168,7 +42895,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43232,7 +42959,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43285,7 +43012,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43340,7 +43067,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43402,7 +43129,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43469,7 +43196,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43529,7 +43256,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43593,7 +43320,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43650,7 +43377,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43749,7 +43476,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43799,7 +43526,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43870,7 +43597,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43934,7 +43661,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43991,7 +43718,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44055,7 +43782,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44105,7 +43832,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44162,7 +43889,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44219,7 +43946,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44269,7 +43996,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44319,7 +44046,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44369,7 +44096,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44419,7 +44146,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44476,7 +44203,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44533,7 +44260,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44604,7 +44331,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44675,7 +44402,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44725,7 +44452,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44782,7 +44509,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44832,7 +44559,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44903,7 +44630,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44981,7 +44708,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45059,7 +44786,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45130,7 +44857,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45201,7 +44928,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45272,7 +44999,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45350,7 +45077,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45428,7 +45155,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45499,7 +45226,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45598,7 +45325,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45697,7 +45424,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45768,7 +45495,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45839,7 +45566,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45903,7 +45630,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45974,7 +45701,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46045,7 +45772,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46109,7 +45836,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46173,7 +45900,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46244,7 +45971,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46315,7 +46042,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46379,7 +46106,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46450,7 +46177,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46528,7 +46255,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46606,7 +46333,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46677,7 +46404,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46741,7 +46468,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46812,7 +46539,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46883,7 +46610,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46947,7 +46674,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47025,7 +46752,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47110,7 +46837,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47174,7 +46901,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47245,7 +46972,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47309,7 +47036,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47387,7 +47114,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47472,7 +47199,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47550,7 +47277,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47628,7 +47355,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47713,7 +47440,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47791,7 +47518,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47869,7 +47596,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47954,7 +47681,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48032,7 +47759,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48096,7 +47823,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48167,7 +47894,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48231,7 +47958,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48295,7 +48022,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48366,7 +48093,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48430,7 +48157,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48490,7 +48217,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48545,7 +48272,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48607,7 +48334,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48660,7 +48387,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48706,7 +48433,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -48761,7 +48488,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48822,7 +48549,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48900,7 +48627,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48985,7 +48712,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49045,7 +48772,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49116,7 +48843,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49183,7 +48910,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49250,7 +48977,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49324,7 +49051,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49384,7 +49111,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49444,7 +49171,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49515,7 +49242,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49586,7 +49313,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49657,7 +49384,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49728,7 +49455,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49785,7 +49512,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49870,7 +49597,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49927,7 +49654,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49984,7 +49711,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50039,7 +49766,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50096,7 +49823,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50151,7 +49878,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50204,7 +49931,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50260,7 +49987,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50319,7 +50046,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50372,7 +50099,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50425,7 +50152,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50478,7 +50205,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50531,7 +50258,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50584,7 +50311,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50634,7 +50361,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50684,7 +50411,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50762,7 +50489,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50840,7 +50567,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50904,7 +50631,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50975,7 +50702,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51046,7 +50773,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51117,7 +50844,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51188,7 +50915,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51259,7 +50986,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51330,7 +51057,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51401,7 +51128,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51472,7 +51199,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51522,7 +51249,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51579,7 +51306,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51629,7 +51356,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51686,7 +51413,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51743,7 +51470,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51814,7 +51541,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51839,10 +51566,6 @@ static const char *const cudart_checked_names[] = {
     "cuCheckpointProcessLock",
     "cuCheckpointProcessRestore",
     "cuCheckpointProcessUnlock",
-    "cuCoredumpGetAttribute",
-    "cuCoredumpGetAttributeGlobal",
-    "cuCoredumpSetAttribute",
-    "cuCoredumpSetAttributeGlobal",
     "cuCtxCreate",
     "cuCtxCreate_v4",
     "cuCtxDestroy",
@@ -52170,10 +51893,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cuCheckpointProcessLock,
     cudart_checked_cuCheckpointProcessRestore,
     cudart_checked_cuCheckpointProcessUnlock,
-    cudart_checked_cuCoredumpGetAttribute,
-    cudart_checked_cuCoredumpGetAttributeGlobal,
-    cudart_checked_cuCoredumpSetAttribute,
-    cudart_checked_cuCoredumpSetAttributeGlobal,
     cudart_checked_cuCtxCreate,
     cudart_checked_cuCtxCreate_v4,
     cudart_checked_cuCtxDestroy,
@@ -52528,10 +52247,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCheckpointProcessLock,
     &cudart_reference_cuCheckpointProcessRestore,
     &cudart_reference_cuCheckpointProcessUnlock,
-    &cudart_reference_cuCoredumpGetAttribute,
-    &cudart_reference_cuCoredumpGetAttributeGlobal,
-    &cudart_reference_cuCoredumpSetAttribute,
-    &cudart_reference_cuCoredumpSetAttributeGlobal,
     &cudart_reference_cuCtxCreate,
     &cudart_reference_cuCtxCreate_v4,
     &cudart_reference_cuCtxDestroy,
@@ -52888,7 +52603,6 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
         || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
         || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
-        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
         || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
         || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
         || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0

@@ -31825,9 +31825,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 334 checked functions in C (generator/render/fast_checked.py), each
+/* 330 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 207 others stay Python only. */
+ * whatever the C happy path does not take. 211 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -31853,7 +31853,6 @@ static PyTypeObject *cudart_handle_CUmodule;
 static PyTypeObject *cudart_handle_CUstream;
 static PyTypeObject *cudart_handle_CUuserObject;
 static PyTypeObject *cudart_enum_CUarray_format_enum;
-static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
 static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
 static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
 static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
@@ -31942,22 +31941,6 @@ static int cudart_member_CUarray_format_enum(long long v)
     case 202LL:
     case 203LL:
     case 2147483647LL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-static int cudart_member_CUcoredumpSettings_enum(long long v)
-{
-    switch (v) {
-    case 1LL:
-    case 2LL:
-    case 3LL:
-    case 4LL:
-    case 5LL:
-    case 6LL:
-    case 7LL:
-    case 8LL:
         return 1;
     default:
         return 0;
@@ -32278,7 +32261,7 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[334];
+static char cudart_checked_reports[330];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -32943,262 +32926,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCheckpointProcessUnlock, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cuCoredumpGetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
-        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
-        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
-        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
-        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cuCtxCreate;
 
 static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -33254,7 +32981,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33321,7 +33048,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33376,7 +33103,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33435,7 +33162,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33489,7 +33216,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33546,7 +33273,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33599,7 +33326,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33652,7 +33379,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33698,7 +33425,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33742,7 +33469,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33786,7 +33513,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33839,7 +33566,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33885,7 +33612,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33938,7 +33665,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33991,7 +33718,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34040,7 +33767,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34092,7 +33819,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34138,7 +33865,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34188,7 +33915,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34238,7 +33965,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34295,7 +34022,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34338,7 +34065,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34388,7 +34115,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34438,7 +34165,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34488,7 +34215,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34545,7 +34272,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34588,7 +34315,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34638,7 +34365,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34695,7 +34422,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34750,7 +34477,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34807,7 +34534,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34869,7 +34596,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34929,7 +34656,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34982,7 +34709,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35042,7 +34769,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35088,7 +34815,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35141,7 +34868,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35201,7 +34928,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35254,7 +34981,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35318,7 +35045,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35385,7 +35112,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35452,7 +35179,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35502,7 +35229,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35558,7 +35285,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35614,7 +35341,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35664,7 +35391,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35714,7 +35441,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35764,7 +35491,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35817,7 +35544,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35874,7 +35601,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35931,7 +35658,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35988,7 +35715,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36041,7 +35768,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36094,7 +35821,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36156,7 +35883,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36202,7 +35929,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36257,7 +35984,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36314,7 +36041,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36376,7 +36103,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36436,7 +36163,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36486,7 +36213,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36543,7 +36270,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36607,7 +36334,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36657,7 +36384,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36717,7 +36444,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36777,7 +36504,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36834,7 +36561,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36894,7 +36621,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36947,7 +36674,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37010,7 +36737,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37069,7 +36796,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37119,7 +36846,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37183,7 +36910,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37240,7 +36967,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37293,7 +37020,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37371,7 +37098,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37449,7 +37176,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37506,7 +37233,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37559,7 +37286,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37633,7 +37360,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37686,7 +37413,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37741,7 +37468,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37800,7 +37527,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37855,7 +37582,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37912,7 +37639,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37965,7 +37692,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38022,7 +37749,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38086,7 +37813,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38150,7 +37877,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38205,7 +37932,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38273,7 +38000,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38337,7 +38064,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38401,7 +38128,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38465,7 +38192,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38518,7 +38245,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38571,7 +38298,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38635,7 +38362,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38699,7 +38426,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38770,7 +38497,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38841,7 +38568,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38905,7 +38632,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38962,7 +38689,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39019,7 +38746,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39072,7 +38799,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39129,7 +38856,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39186,7 +38913,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39243,7 +38970,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39300,7 +39027,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39353,7 +39080,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39410,7 +39137,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39467,7 +39194,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39520,7 +39247,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39580,7 +39307,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39633,7 +39360,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39686,7 +39413,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39739,7 +39466,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39803,7 +39530,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39860,7 +39587,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39924,7 +39651,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40002,7 +39729,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40080,7 +39807,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40151,7 +39878,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40208,7 +39935,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40272,7 +39999,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40325,7 +40052,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40381,7 +40108,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40443,7 +40170,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40506,7 +40233,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40563,7 +40290,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40630,7 +40357,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40694,7 +40421,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40749,7 +40476,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40818,7 +40545,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40873,7 +40600,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40930,7 +40657,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40987,7 +40714,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41044,7 +40771,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41097,7 +40824,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41150,7 +40877,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41200,7 +40927,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41250,7 +40977,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41317,7 +41044,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41370,7 +41097,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41433,7 +41160,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41510,7 +41237,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41574,7 +41301,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41627,7 +41354,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41682,7 +41409,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41742,7 +41469,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41815,7 +41542,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41882,7 +41609,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41937,7 +41664,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41992,7 +41719,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42047,7 +41774,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42106,7 +41833,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42180,7 +41907,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42233,7 +41960,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42293,7 +42020,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42360,7 +42087,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42420,7 +42147,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42490,7 +42217,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42566,7 +42293,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42625,7 +42352,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42699,7 +42426,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42798,7 +42525,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42876,7 +42603,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42926,7 +42653,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42983,7 +42710,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43033,7 +42760,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43083,7 +42810,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43143,7 +42870,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43199,7 +42926,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43261,7 +42988,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43327,7 +43054,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43387,7 +43114,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43436,7 +43163,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -43491,7 +43218,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -43557,7 +43284,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43617,7 +43344,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43677,7 +43404,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43730,7 +43457,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43794,7 +43521,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43858,7 +43585,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43908,7 +43635,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43986,7 +43713,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44050,7 +43777,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44103,7 +43830,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44158,7 +43885,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44220,7 +43947,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44287,7 +44014,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44347,7 +44074,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44411,7 +44138,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44468,7 +44195,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44567,7 +44294,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44617,7 +44344,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44688,7 +44415,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44752,7 +44479,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44809,7 +44536,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44873,7 +44600,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44923,7 +44650,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44980,7 +44707,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45037,7 +44764,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45087,7 +44814,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45137,7 +44864,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45187,7 +44914,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45237,7 +44964,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45294,7 +45021,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45351,7 +45078,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45422,7 +45149,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45493,7 +45220,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45543,7 +45270,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45600,7 +45327,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45650,7 +45377,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45721,7 +45448,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45799,7 +45526,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45877,7 +45604,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45948,7 +45675,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46019,7 +45746,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46090,7 +45817,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46168,7 +45895,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46246,7 +45973,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46317,7 +46044,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46416,7 +46143,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46515,7 +46242,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46586,7 +46313,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46657,7 +46384,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46721,7 +46448,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46792,7 +46519,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46863,7 +46590,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46927,7 +46654,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46991,7 +46718,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47062,7 +46789,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47133,7 +46860,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47197,7 +46924,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47268,7 +46995,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47346,7 +47073,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47424,7 +47151,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47495,7 +47222,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47559,7 +47286,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47630,7 +47357,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47701,7 +47428,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47765,7 +47492,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47843,7 +47570,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47928,7 +47655,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47992,7 +47719,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48063,7 +47790,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48127,7 +47854,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48205,7 +47932,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48290,7 +48017,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48368,7 +48095,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48446,7 +48173,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48531,7 +48258,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48609,7 +48336,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48687,7 +48414,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48772,7 +48499,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48850,7 +48577,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48914,7 +48641,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48985,7 +48712,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49049,7 +48776,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49113,7 +48840,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49184,7 +48911,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49248,7 +48975,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49308,7 +49035,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49363,7 +49090,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49425,7 +49152,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49478,7 +49205,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49524,7 +49251,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -49579,7 +49306,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49640,7 +49367,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49718,7 +49445,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49803,7 +49530,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49888,7 +49615,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49980,7 +49707,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50040,7 +49767,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50111,7 +49838,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50178,7 +49905,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50245,7 +49972,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50319,7 +50046,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50379,7 +50106,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50439,7 +50166,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50510,7 +50237,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50581,7 +50308,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50652,7 +50379,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50723,7 +50450,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50780,7 +50507,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50865,7 +50592,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50922,7 +50649,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50979,7 +50706,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51034,7 +50761,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51091,7 +50818,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51146,7 +50873,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51199,7 +50926,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51255,7 +50982,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51314,7 +51041,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51367,7 +51094,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51420,7 +51147,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51473,7 +51200,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51526,7 +51253,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51579,7 +51306,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51629,7 +51356,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51679,7 +51406,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51757,7 +51484,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51835,7 +51562,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51899,7 +51626,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51970,7 +51697,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52041,7 +51768,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52112,7 +51839,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52183,7 +51910,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52254,7 +51981,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52325,7 +52052,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52396,7 +52123,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52467,7 +52194,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52517,7 +52244,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52574,7 +52301,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52624,7 +52351,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52681,7 +52408,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52738,7 +52465,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52809,7 +52536,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52834,10 +52561,6 @@ static const char *const cudart_checked_names[] = {
     "cuCheckpointProcessLock",
     "cuCheckpointProcessRestore",
     "cuCheckpointProcessUnlock",
-    "cuCoredumpGetAttribute",
-    "cuCoredumpGetAttributeGlobal",
-    "cuCoredumpSetAttribute",
-    "cuCoredumpSetAttributeGlobal",
     "cuCtxCreate",
     "cuCtxCreate_v4",
     "cuCtxDestroy",
@@ -53172,10 +52895,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cuCheckpointProcessLock,
     cudart_checked_cuCheckpointProcessRestore,
     cudart_checked_cuCheckpointProcessUnlock,
-    cudart_checked_cuCoredumpGetAttribute,
-    cudart_checked_cuCoredumpGetAttributeGlobal,
-    cudart_checked_cuCoredumpSetAttribute,
-    cudart_checked_cuCoredumpSetAttributeGlobal,
     cudart_checked_cuCtxCreate,
     cudart_checked_cuCtxCreate_v4,
     cudart_checked_cuCtxDestroy,
@@ -53537,10 +53256,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCheckpointProcessLock,
     &cudart_reference_cuCheckpointProcessRestore,
     &cudart_reference_cuCheckpointProcessUnlock,
-    &cudart_reference_cuCoredumpGetAttribute,
-    &cudart_reference_cuCoredumpGetAttributeGlobal,
-    &cudart_reference_cuCoredumpSetAttribute,
-    &cudart_reference_cuCoredumpSetAttributeGlobal,
     &cudart_reference_cuCtxCreate,
     &cudart_reference_cuCtxCreate_v4,
     &cudart_reference_cuCtxDestroy,
@@ -53904,7 +53619,6 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
         || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
         || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
-        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
         || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
         || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
         || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0

@@ -33195,9 +33195,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 353 checked functions in C (generator/render/fast_checked.py), each
+/* 349 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 213 others stay Python only. */
+ * whatever the C happy path does not take. 217 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -33224,7 +33224,6 @@ static PyTypeObject *cudart_handle_CUmodule;
 static PyTypeObject *cudart_handle_CUstream;
 static PyTypeObject *cudart_handle_CUuserObject;
 static PyTypeObject *cudart_enum_CUarray_format_enum;
-static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
 static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
 static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
 static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
@@ -33314,22 +33313,6 @@ static int cudart_member_CUarray_format_enum(long long v)
     case 202LL:
     case 203LL:
     case 2147483647LL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-static int cudart_member_CUcoredumpSettings_enum(long long v)
-{
-    switch (v) {
-    case 1LL:
-    case 2LL:
-    case 3LL:
-    case 4LL:
-    case 5LL:
-    case 6LL:
-    case 7LL:
-    case 8LL:
         return 1;
     default:
         return 0;
@@ -33667,7 +33650,7 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[353];
+static char cudart_checked_reports[349];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -34432,262 +34415,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCoredumpDeregisterStartCallback, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cuCoredumpGetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
-        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
-        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
-        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
-        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cuCtxCreate;
 
 static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -34743,7 +34470,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34810,7 +34537,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34865,7 +34592,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34924,7 +34651,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34978,7 +34705,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35035,7 +34762,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35088,7 +34815,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35141,7 +34868,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35187,7 +34914,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35231,7 +34958,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35275,7 +35002,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35328,7 +35055,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35374,7 +35101,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35427,7 +35154,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35480,7 +35207,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35529,7 +35256,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35581,7 +35308,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35627,7 +35354,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35677,7 +35404,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35727,7 +35454,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35784,7 +35511,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35827,7 +35554,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35877,7 +35604,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35927,7 +35654,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35977,7 +35704,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36034,7 +35761,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36077,7 +35804,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36127,7 +35854,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36184,7 +35911,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36239,7 +35966,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36296,7 +36023,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36358,7 +36085,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36418,7 +36145,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36471,7 +36198,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36531,7 +36258,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36577,7 +36304,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36630,7 +36357,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36690,7 +36417,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36743,7 +36470,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36807,7 +36534,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36874,7 +36601,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36941,7 +36668,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36991,7 +36718,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37047,7 +36774,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37103,7 +36830,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37153,7 +36880,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37203,7 +36930,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37253,7 +36980,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37306,7 +37033,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37363,7 +37090,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37420,7 +37147,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37477,7 +37204,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37530,7 +37257,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37583,7 +37310,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37645,7 +37372,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37691,7 +37418,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -37746,7 +37473,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37803,7 +37530,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37865,7 +37592,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37925,7 +37652,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37975,7 +37702,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38032,7 +37759,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38096,7 +37823,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38146,7 +37873,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38206,7 +37933,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38266,7 +37993,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38323,7 +38050,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38383,7 +38110,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38436,7 +38163,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38489,7 +38216,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38552,7 +38279,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38611,7 +38338,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38661,7 +38388,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38725,7 +38452,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38782,7 +38509,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38835,7 +38562,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38913,7 +38640,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38991,7 +38718,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39048,7 +38775,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39101,7 +38828,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39175,7 +38902,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39228,7 +38955,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39283,7 +39010,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39342,7 +39069,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39397,7 +39124,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39454,7 +39181,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39507,7 +39234,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39564,7 +39291,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39628,7 +39355,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39692,7 +39419,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39747,7 +39474,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39815,7 +39542,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39879,7 +39606,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39943,7 +39670,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40007,7 +39734,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40060,7 +39787,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40113,7 +39840,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40177,7 +39904,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40241,7 +39968,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40312,7 +40039,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40383,7 +40110,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40447,7 +40174,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40504,7 +40231,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40561,7 +40288,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40614,7 +40341,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40671,7 +40398,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40728,7 +40455,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40785,7 +40512,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40842,7 +40569,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40895,7 +40622,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40952,7 +40679,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41009,7 +40736,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41062,7 +40789,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41122,7 +40849,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41175,7 +40902,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41228,7 +40955,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41281,7 +41008,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41345,7 +41072,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41402,7 +41129,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41466,7 +41193,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41544,7 +41271,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41622,7 +41349,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41693,7 +41420,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41750,7 +41477,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41814,7 +41541,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41867,7 +41594,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41923,7 +41650,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41985,7 +41712,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42048,7 +41775,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42105,7 +41832,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42172,7 +41899,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42236,7 +41963,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42291,7 +42018,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42360,7 +42087,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42415,7 +42142,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42472,7 +42199,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42529,7 +42256,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42586,7 +42313,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42639,7 +42366,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42692,7 +42419,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42742,7 +42469,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42792,7 +42519,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42859,7 +42586,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42912,7 +42639,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42965,7 +42692,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43028,7 +42755,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43105,7 +42832,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43169,7 +42896,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43222,7 +42949,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43277,7 +43004,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43337,7 +43064,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43410,7 +43137,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43477,7 +43204,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43532,7 +43259,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43591,7 +43318,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43676,7 +43403,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43768,7 +43495,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43825,7 +43552,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43875,7 +43602,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43931,7 +43658,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43994,7 +43721,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44047,7 +43774,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44111,7 +43838,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44171,7 +43898,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44242,7 +43969,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44295,7 +44022,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44350,7 +44077,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44409,7 +44136,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44483,7 +44210,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44536,7 +44263,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44596,7 +44323,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44663,7 +44390,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44723,7 +44450,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44793,7 +44520,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44869,7 +44596,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44928,7 +44655,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45002,7 +44729,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45101,7 +44828,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45179,7 +44906,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45229,7 +44956,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45286,7 +45013,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45336,7 +45063,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45386,7 +45113,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45446,7 +45173,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45502,7 +45229,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45564,7 +45291,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45630,7 +45357,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45690,7 +45417,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45739,7 +45466,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -45794,7 +45521,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -45860,7 +45587,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45920,7 +45647,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45980,7 +45707,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46033,7 +45760,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46097,7 +45824,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46161,7 +45888,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46211,7 +45938,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46289,7 +46016,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46353,7 +46080,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46406,7 +46133,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46461,7 +46188,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46523,7 +46250,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46590,7 +46317,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46650,7 +46377,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46714,7 +46441,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46771,7 +46498,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46870,7 +46597,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46920,7 +46647,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46991,7 +46718,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47055,7 +46782,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47112,7 +46839,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47176,7 +46903,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47226,7 +46953,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47283,7 +47010,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47340,7 +47067,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47390,7 +47117,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47440,7 +47167,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47490,7 +47217,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47540,7 +47267,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47597,7 +47324,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47654,7 +47381,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47725,7 +47452,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47796,7 +47523,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47846,7 +47573,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47903,7 +47630,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47967,7 +47694,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48017,7 +47744,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48088,7 +47815,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48166,7 +47893,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48244,7 +47971,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48315,7 +48042,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48386,7 +48113,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48457,7 +48184,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48535,7 +48262,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48613,7 +48340,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48684,7 +48411,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48783,7 +48510,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48882,7 +48609,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48953,7 +48680,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49024,7 +48751,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49088,7 +48815,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49159,7 +48886,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49230,7 +48957,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49294,7 +49021,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49358,7 +49085,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49429,7 +49156,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49500,7 +49227,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49564,7 +49291,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49635,7 +49362,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49713,7 +49440,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49791,7 +49518,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49862,7 +49589,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49926,7 +49653,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49997,7 +49724,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50068,7 +49795,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50132,7 +49859,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50210,7 +49937,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50295,7 +50022,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50373,7 +50100,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50437,7 +50164,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50508,7 +50235,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50572,7 +50299,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50650,7 +50377,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50735,7 +50462,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50813,7 +50540,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50891,7 +50618,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50976,7 +50703,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51054,7 +50781,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51132,7 +50859,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51217,7 +50944,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51295,7 +51022,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51359,7 +51086,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51430,7 +51157,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51494,7 +51221,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51558,7 +51285,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51629,7 +51356,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51693,7 +51420,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51753,7 +51480,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51808,7 +51535,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51870,7 +51597,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51923,7 +51650,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51969,7 +51696,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -52024,7 +51751,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52085,7 +51812,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52163,7 +51890,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52248,7 +51975,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52333,7 +52060,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52425,7 +52152,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52485,7 +52212,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52556,7 +52283,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52623,7 +52350,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52690,7 +52417,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52764,7 +52491,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52824,7 +52551,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52884,7 +52611,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52955,7 +52682,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53026,7 +52753,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53097,7 +52824,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53168,7 +52895,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53225,7 +52952,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53282,7 +53009,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53367,7 +53094,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53424,7 +53151,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53481,7 +53208,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53536,7 +53263,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53593,7 +53320,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53648,7 +53375,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53698,7 +53425,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53751,7 +53478,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53807,7 +53534,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53866,7 +53593,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53919,7 +53646,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53972,7 +53699,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54025,7 +53752,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54078,7 +53805,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54131,7 +53858,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54181,7 +53908,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54231,7 +53958,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54309,7 +54036,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54387,7 +54114,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54451,7 +54178,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54522,7 +54249,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54593,7 +54320,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54664,7 +54391,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54735,7 +54462,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54806,7 +54533,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54877,7 +54604,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54948,7 +54675,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55019,7 +54746,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55069,7 +54796,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55126,7 +54853,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55176,7 +54903,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55233,7 +54960,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55290,7 +55017,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55361,7 +55088,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55388,10 +55115,6 @@ static const char *const cudart_checked_names[] = {
     "cuCheckpointProcessUnlock",
     "cuCoredumpDeregisterCompleteCallback",
     "cuCoredumpDeregisterStartCallback",
-    "cuCoredumpGetAttribute",
-    "cuCoredumpGetAttributeGlobal",
-    "cuCoredumpSetAttribute",
-    "cuCoredumpSetAttributeGlobal",
     "cuCtxCreate",
     "cuCtxCreate_v4",
     "cuCtxDestroy",
@@ -55745,10 +55468,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cuCheckpointProcessUnlock,
     cudart_checked_cuCoredumpDeregisterCompleteCallback,
     cudart_checked_cuCoredumpDeregisterStartCallback,
-    cudart_checked_cuCoredumpGetAttribute,
-    cudart_checked_cuCoredumpGetAttributeGlobal,
-    cudart_checked_cuCoredumpSetAttribute,
-    cudart_checked_cuCoredumpSetAttributeGlobal,
     cudart_checked_cuCtxCreate,
     cudart_checked_cuCtxCreate_v4,
     cudart_checked_cuCtxDestroy,
@@ -56130,10 +55849,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCheckpointProcessUnlock,
     &cudart_reference_cuCoredumpDeregisterCompleteCallback,
     &cudart_reference_cuCoredumpDeregisterStartCallback,
-    &cudart_reference_cuCoredumpGetAttribute,
-    &cudart_reference_cuCoredumpGetAttributeGlobal,
-    &cudart_reference_cuCoredumpSetAttribute,
-    &cudart_reference_cuCoredumpSetAttributeGlobal,
     &cudart_reference_cuCtxCreate,
     &cudart_reference_cuCtxCreate_v4,
     &cudart_reference_cuCtxDestroy,
@@ -56515,7 +56230,6 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
         || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
         || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
-        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
         || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
         || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
         || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0

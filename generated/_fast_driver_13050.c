@@ -33724,9 +33724,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 359 checked functions in C (generator/render/fast_checked.py), each
+/* 355 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 216 others stay Python only. */
+ * whatever the C happy path does not take. 220 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -33754,7 +33754,6 @@ static PyTypeObject *cudart_handle_CUmodule;
 static PyTypeObject *cudart_handle_CUstream;
 static PyTypeObject *cudart_handle_CUuserObject;
 static PyTypeObject *cudart_enum_CUarray_format_enum;
-static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
 static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
 static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
 static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
@@ -33845,22 +33844,6 @@ static int cudart_member_CUarray_format_enum(long long v)
     case 202LL:
     case 203LL:
     case 2147483647LL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-static int cudart_member_CUcoredumpSettings_enum(long long v)
-{
-    switch (v) {
-    case 1LL:
-    case 2LL:
-    case 3LL:
-    case 4LL:
-    case 5LL:
-    case 6LL:
-    case 7LL:
-    case 8LL:
         return 1;
     default:
         return 0;
@@ -34218,7 +34201,7 @@ static int cudart_member_CUtensorMapAllocClass_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[359];
+static char cudart_checked_reports[355];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -35033,262 +35016,6 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCoredumpDeregisterStartCallback, args, nargs, kwnames);
 }
 
-static PyObject *cudart_reference_cuCoredumpGetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
-        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
-        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttribute;
-
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
-        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
-}
-
-static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
-
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)self;
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    long long sn;
-    unsigned long long un;
-    (void)sn;
-    (void)un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    {
-        PyObject *x = x0;
-        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
-            goto reference;
-    }
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    {
-        PyObject *x = x1;
-        if (!cudart_c_address(x, 1, 0, &a1))
-            goto reference;
-    }
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    {
-        PyObject *x = x2;
-        if (!cudart_c_address(x, 0, 0, &a2))
-            goto reference;
-    }
-    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
-    if (slot == CUDART_UNBOUND)
-        goto reference;  /* bound by the reference's first call */
-    unsigned int r;
-#ifdef CUDART_FAST_TEST_HOOKS
-    if (slot == CUDART_RECORD) {
-        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
-        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
-            return NULL;
-        r = 0;
-    } else
-#endif
-    {
-        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
-        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise((long long)r);
-    }
-    Py_RETURN_NONE;
-    }
-reference:
-    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
-}
-
 static PyObject *cudart_reference_cuCtxCreate;
 
 static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -35344,7 +35071,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35411,7 +35138,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35466,7 +35193,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35525,7 +35252,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35579,7 +35306,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35636,7 +35363,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35689,7 +35416,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35742,7 +35469,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35788,7 +35515,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35832,7 +35559,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35876,7 +35603,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35929,7 +35656,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35975,7 +35702,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36028,7 +35755,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36081,7 +35808,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36130,7 +35857,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36182,7 +35909,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36228,7 +35955,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36278,7 +36005,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36328,7 +36055,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36385,7 +36112,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36428,7 +36155,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36478,7 +36205,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36528,7 +36255,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36578,7 +36305,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36635,7 +36362,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36678,7 +36405,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36728,7 +36455,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36785,7 +36512,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36840,7 +36567,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36897,7 +36624,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36959,7 +36686,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37019,7 +36746,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37072,7 +36799,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37132,7 +36859,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37185,7 +36912,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceGetCliqueCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37231,7 +36958,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -37284,7 +37011,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37344,7 +37071,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37397,7 +37124,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37461,7 +37188,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37528,7 +37255,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37595,7 +37322,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37645,7 +37372,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37701,7 +37428,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37757,7 +37484,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37807,7 +37534,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37857,7 +37584,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37907,7 +37634,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37960,7 +37687,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38017,7 +37744,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38074,7 +37801,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38131,7 +37858,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38184,7 +37911,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38237,7 +37964,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38299,7 +38026,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38345,7 +38072,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -38400,7 +38127,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38457,7 +38184,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38519,7 +38246,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38579,7 +38306,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38629,7 +38356,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38686,7 +38413,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38750,7 +38477,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38800,7 +38527,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38860,7 +38587,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38920,7 +38647,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38991,7 +38718,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuFabricCpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39048,7 +38775,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39108,7 +38835,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39161,7 +38888,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39214,7 +38941,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39277,7 +39004,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39336,7 +39063,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39386,7 +39113,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39450,7 +39177,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39507,7 +39234,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39560,7 +39287,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39638,7 +39365,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39716,7 +39443,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39773,7 +39500,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39826,7 +39553,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39900,7 +39627,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39953,7 +39680,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40008,7 +39735,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40067,7 +39794,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40122,7 +39849,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40179,7 +39906,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40232,7 +39959,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40289,7 +40016,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40353,7 +40080,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40417,7 +40144,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40472,7 +40199,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40540,7 +40267,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40604,7 +40331,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40668,7 +40395,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40732,7 +40459,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40785,7 +40512,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40838,7 +40565,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40902,7 +40629,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40966,7 +40693,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41037,7 +40764,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41108,7 +40835,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41172,7 +40899,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41229,7 +40956,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41286,7 +41013,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41339,7 +41066,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41396,7 +41123,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41453,7 +41180,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41510,7 +41237,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41567,7 +41294,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41620,7 +41347,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41677,7 +41404,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41734,7 +41461,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41787,7 +41514,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41847,7 +41574,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41900,7 +41627,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41953,7 +41680,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42006,7 +41733,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42070,7 +41797,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42127,7 +41854,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42184,7 +41911,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42248,7 +41975,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42326,7 +42053,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42404,7 +42131,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42475,7 +42202,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42532,7 +42259,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42596,7 +42323,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42649,7 +42376,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42705,7 +42432,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42767,7 +42494,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42830,7 +42557,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42887,7 +42614,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42954,7 +42681,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43018,7 +42745,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43073,7 +42800,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43142,7 +42869,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43197,7 +42924,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43254,7 +42981,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43311,7 +43038,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43368,7 +43095,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43421,7 +43148,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43474,7 +43201,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43524,7 +43251,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43574,7 +43301,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43641,7 +43368,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43694,7 +43421,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43747,7 +43474,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43810,7 +43537,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43887,7 +43614,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43951,7 +43678,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44004,7 +43731,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44059,7 +43786,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44119,7 +43846,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44192,7 +43919,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44259,7 +43986,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44314,7 +44041,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44373,7 +44100,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44458,7 +44185,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44550,7 +44277,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44607,7 +44334,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44657,7 +44384,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44713,7 +44440,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44776,7 +44503,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44829,7 +44556,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44893,7 +44620,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44953,7 +44680,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45024,7 +44751,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45077,7 +44804,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45132,7 +44859,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45191,7 +44918,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45265,7 +44992,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45318,7 +45045,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45378,7 +45105,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45445,7 +45172,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45505,7 +45232,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45575,7 +45302,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45651,7 +45378,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45710,7 +45437,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45784,7 +45511,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45883,7 +45610,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45961,7 +45688,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46011,7 +45738,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46068,7 +45795,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46118,7 +45845,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46168,7 +45895,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46228,7 +45955,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46284,7 +46011,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46346,7 +46073,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46412,7 +46139,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46472,7 +46199,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46521,7 +46248,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -46576,7 +46303,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -46660,7 +46387,7 @@ static PyObject *cudart_checked_cuMemGetLocationInfo(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemGetLocationInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46720,7 +46447,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46780,7 +46507,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46840,7 +46567,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46893,7 +46620,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46957,7 +46684,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47021,7 +46748,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47071,7 +46798,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47149,7 +46876,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47213,7 +46940,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47266,7 +46993,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47321,7 +47048,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47383,7 +47110,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47450,7 +47177,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47510,7 +47237,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47574,7 +47301,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47631,7 +47358,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47730,7 +47457,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47780,7 +47507,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47851,7 +47578,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47915,7 +47642,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47972,7 +47699,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48036,7 +47763,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48086,7 +47813,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48143,7 +47870,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48200,7 +47927,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48250,7 +47977,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48300,7 +48027,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48350,7 +48077,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48400,7 +48127,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48457,7 +48184,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48514,7 +48241,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48585,7 +48312,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48656,7 +48383,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48706,7 +48433,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48763,7 +48490,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48827,7 +48554,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48877,7 +48604,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48948,7 +48675,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49026,7 +48753,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49104,7 +48831,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49175,7 +48902,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49246,7 +48973,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49317,7 +49044,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49395,7 +49122,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49473,7 +49200,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49544,7 +49271,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49643,7 +49370,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49742,7 +49469,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49813,7 +49540,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49884,7 +49611,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49948,7 +49675,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50019,7 +49746,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50090,7 +49817,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50154,7 +49881,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50218,7 +49945,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50289,7 +50016,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50360,7 +50087,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50424,7 +50151,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50495,7 +50222,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50573,7 +50300,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50651,7 +50378,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50722,7 +50449,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50786,7 +50513,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50857,7 +50584,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50928,7 +50655,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50992,7 +50719,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51070,7 +50797,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51155,7 +50882,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51233,7 +50960,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51297,7 +51024,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51368,7 +51095,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51432,7 +51159,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51510,7 +51237,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51595,7 +51322,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51673,7 +51400,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51751,7 +51478,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51836,7 +51563,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51914,7 +51641,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51992,7 +51719,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52077,7 +51804,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52155,7 +51882,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52219,7 +51946,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52290,7 +52017,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52354,7 +52081,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52418,7 +52145,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52489,7 +52216,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52553,7 +52280,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52613,7 +52340,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52668,7 +52395,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52730,7 +52457,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52783,7 +52510,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52829,7 +52556,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -52884,7 +52611,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52945,7 +52672,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53023,7 +52750,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53108,7 +52835,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53193,7 +52920,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53285,7 +53012,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53345,7 +53072,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53416,7 +53143,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53483,7 +53210,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53550,7 +53277,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53624,7 +53351,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53684,7 +53411,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53744,7 +53471,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53815,7 +53542,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53886,7 +53613,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53957,7 +53684,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54028,7 +53755,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54085,7 +53812,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54142,7 +53869,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54227,7 +53954,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54284,7 +54011,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54341,7 +54068,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54396,7 +54123,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54453,7 +54180,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54508,7 +54235,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54558,7 +54285,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54611,7 +54338,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54667,7 +54394,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54726,7 +54453,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54779,7 +54506,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54832,7 +54559,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54885,7 +54612,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54938,7 +54665,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54991,7 +54718,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55041,7 +54768,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55091,7 +54818,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55169,7 +54896,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55247,7 +54974,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55311,7 +55038,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55382,7 +55109,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55453,7 +55180,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55524,7 +55251,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55595,7 +55322,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55666,7 +55393,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55737,7 +55464,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55808,7 +55535,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55879,7 +55606,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55929,7 +55656,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55986,7 +55713,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56046,7 +55773,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
         cudart_c_report("cuTensorMapSetAllocationClass", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56096,7 +55823,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[355]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56153,7 +55880,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[356]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56210,7 +55937,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[357]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56281,7 +56008,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (CUDART_LOAD_RELAXED(cudart_checked_reports[358]) &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56309,10 +56036,6 @@ static const char *const cudart_checked_names[] = {
     "cuCheckpointProcessUnlock",
     "cuCoredumpDeregisterCompleteCallback",
     "cuCoredumpDeregisterStartCallback",
-    "cuCoredumpGetAttribute",
-    "cuCoredumpGetAttributeGlobal",
-    "cuCoredumpSetAttribute",
-    "cuCoredumpSetAttributeGlobal",
     "cuCtxCreate",
     "cuCtxCreate_v4",
     "cuCtxDestroy",
@@ -56672,10 +56395,6 @@ static const cudart_vectorcall cudart_checked_calls[] = {
     cudart_checked_cuCheckpointProcessUnlock,
     cudart_checked_cuCoredumpDeregisterCompleteCallback,
     cudart_checked_cuCoredumpDeregisterStartCallback,
-    cudart_checked_cuCoredumpGetAttribute,
-    cudart_checked_cuCoredumpGetAttributeGlobal,
-    cudart_checked_cuCoredumpSetAttribute,
-    cudart_checked_cuCoredumpSetAttributeGlobal,
     cudart_checked_cuCtxCreate,
     cudart_checked_cuCtxCreate_v4,
     cudart_checked_cuCtxDestroy,
@@ -57064,10 +56783,6 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCheckpointProcessUnlock,
     &cudart_reference_cuCoredumpDeregisterCompleteCallback,
     &cudart_reference_cuCoredumpDeregisterStartCallback,
-    &cudart_reference_cuCoredumpGetAttribute,
-    &cudart_reference_cuCoredumpGetAttributeGlobal,
-    &cudart_reference_cuCoredumpSetAttribute,
-    &cudart_reference_cuCoredumpSetAttributeGlobal,
     &cudart_reference_cuCtxCreate,
     &cudart_reference_cuCtxCreate_v4,
     &cudart_reference_cuCtxDestroy,
@@ -57455,7 +57170,6 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
         || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
         || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
-        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
         || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
         || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
         || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0

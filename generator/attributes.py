@@ -43,6 +43,11 @@ class AttributeFunction:
     # `size` an array of byte sizes, `count` their number, `value` a `void **` of results.
     count: str | None = None
     docs_from: str | None = None  # the function whose docs list the attributes' types
+    # A `size_t *` the checked function fills for the caller, in and out (cuCoredump*'s
+    # size): C is told the byte size of the value's storage (a setter's value itself, a
+    # string's with its NUL; a getter's buffer of the attribute's type), and what C writes
+    # back there is not returned.
+    size_inout: str | None = None
 
 
 # Every checked function with a value typed by an attribute enum argument. The getters'
@@ -87,6 +92,17 @@ FUNCTIONS: dict[str, AttributeFunction] = {
         "data", "attributes", count="numAttributes", docs_from="cuPointerGetAttribute"
     ),
     "cuPointerSetAttribute": AttributeFunction("value", "attribute"),
+    # 12.1+: "void* containing the requested data", "size - The size of the memory region
+    # value points to" (a pointer: the getters write the attribute's size there).
+    **{
+        name: AttributeFunction("value", "attrib", size_inout="size")
+        for name in (
+            "cuCoredumpGetAttribute",
+            "cuCoredumpGetAttributeGlobal",
+            "cuCoredumpSetAttribute",
+            "cuCoredumpSetAttributeGlobal",
+        )
+    },
 }
 GETTERS = frozenset(
     {
@@ -105,6 +121,8 @@ GETTERS = frozenset(
         "cuMemRangeGetAttributes",
         "cuPointerGetAttribute",
         "cuPointerGetAttributes",
+        "cuCoredumpGetAttribute",
+        "cuCoredumpGetAttributeGlobal",
     }
 )
 
@@ -134,12 +152,17 @@ class ValueType:
     array: bool = False  # an array of ctype whose byte length the caller gives
     member: str | None = None  # the union member (stream / kernel node attributes)
     whole_union: bool = False  # no member: the union itself (cudaLaunchAttributeIgnore)
+    # A NUL-terminated string in a char array of this many bytes (CU_COREDUMP_FILE:
+    # "String of up to 1023 characters"): a str in and out.
+    length: int | None = None
 
     def describe(self) -> str:
         if self.whole_union:
             return "the whole union"
         if self.member:
             return f"union member {self.member}"
+        if self.length is not None:
+            return f"{self.ctype}[{self.length}]"
         return f"{self.ctype}[]" if self.array else str(self.ctype)
 
 
@@ -338,6 +361,33 @@ REVIEWED: dict[tuple[str, str], tuple[ValueType, str]] = {
         ValueType(ctype="int"),
         '"an integer ... or -1"',
     ),
+    # cuCoredumpGetAttribute's and cuCoredumpSetAttribute's lists of the supported
+    # attributes (12.1-13.5) give each type in prose; no enumerator documents its own.
+    # The Bools are C's bool (one byte), as the header's ::true / ::false say.
+    **{
+        ("CUcoredumpSettings_enum", name): (
+            ValueType(ctype="_Bool"),
+            f'"{name}: Bool where ::true"',
+        )
+        for name in (
+            "CU_COREDUMP_ENABLE_ON_EXCEPTION",
+            "CU_COREDUMP_TRIGGER_HOST",
+            "CU_COREDUMP_LIGHTWEIGHT",
+            "CU_COREDUMP_ENABLE_USER_TRIGGER",
+        )
+    },
+    **{
+        ("CUcoredumpSettings_enum", name): (
+            ValueType(ctype="char", length=1024),
+            f'"{name}: String of up to 1023 characters": a char[1024] with its NUL',
+        )
+        for name in ("CU_COREDUMP_FILE", "CU_COREDUMP_PIPE")
+    },
+    ("CUcoredumpSettings_enum", "CU_COREDUMP_GENERATION_FLAGS"): (
+        ValueType(ctype="unsigned int"),
+        '12.5+: "An integer with values ... specified as a bitwise OR combination" of '
+        "CUCoredumpGenerationFlags bits (an unsigned int: any OR of them)",
+    ),
 }
 
 # (enum, enumerator) -> why no Python value is converted for it: the checked function
@@ -346,6 +396,9 @@ REFUSED: dict[tuple[str, str], str] = {
     ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_P2P_TOKENS"): (
         "a CUDA_POINTER_ATTRIBUTE_P2P_TOKENS record: attribute values are numbers and union "
         "members; the raw module's cuPointerGetAttribute takes the record's address"
+    ),
+    ("CUcoredumpSettings_enum", "CU_COREDUMP_MAX"): (
+        "the enum's end marker, no attribute: the docs list no value for it"
     ),
 }
 
@@ -479,6 +532,8 @@ class AttributeTypes:
             field = next(f for f in self.types.records[union].fields if f.name == t.member)
             return self.types.field_annotation(field.type)
         assert t.ctype is not None
+        if t.length is not None:
+            return "str"
         # A number's Python type, or a handle's class (CU_POINTER_ATTRIBUTE_CONTEXT).
         value = self.types.field_annotation(self.c_type(t.ctype))
         return f"list[{value}]" if t.array else value
@@ -515,6 +570,20 @@ class AttributeTypes:
             default=None,
             source=Source.ATTRIBUTES,
             partner=spec.attr,
+        )
+
+    def size_param(self, function: str, p: ParamPlan) -> ParamPlan:
+        """The hidden in/out byte size of the value (AttributeFunction.size_inout): the
+        checked function tells C its storage's size; the caller passes none."""
+        return replace(
+            p,
+            role=Role.COUNT,
+            kind=ParamKind.COUNT,
+            ctype="c_size_t",
+            py_type="int",
+            default=None,
+            source=Source.ATTRIBUTES,
+            partner=FUNCTIONS[function].value,
         )
 
 

@@ -51,6 +51,10 @@ class Measure(StrEnum):
     # measure_of = (size, granularity): one element per granularity of size, rounded up
     # (cuMemGetLocationInfo's location_out: "ceil(size/summaryGranularity)" records).
     REGIONS = "regions"
+    # measure_of = (a literal count,): exactly that many elements, which C reads whatever
+    # it is given (cuTexRefSetBorderColor's RGBA: 4 floats): a list or tuple of another
+    # length is refused, a buffer or ctypes object must hold at least them.
+    EXACT = "exact"
 
 
 class ParamKind(StrEnum):

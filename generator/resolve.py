@@ -235,9 +235,15 @@ FILLED_INPUTS: dict[tuple[str, str], str] = {
 # A function `<name>_v<N>` takes its twin <name>'s table entries for the parameters
 # they share: the header documents them in the same words (cudaEventElapsedTime_v2's
 # ms), so the reading that needed the entry fails for both.
-# `char *` outputs of a length C fixes and no parameter says: returned as bytes.
+# Outputs of a length C fixes and no parameter says: a `char *` returned as bytes
+# (FIXED_BYTES), an array of numbers as a list of that many (SIZED_ARRAY, sized by the
+# literal length).
 FIXED_LENGTH_OUTPUTS: dict[tuple[str, str], tuple[int, str]] = {
     ("cuDeviceGetLuid", "luid"): (8, "a Windows LUID: 8 bytes (cudaDeviceProp.luid is char[8])"),
+    ("cuTexRefGetBorderColor", "pBorderColor"): (
+        4,
+        "\"pBorderColor[0] holds 'R' component\" ... [3] 'A': four floats",
+    ),
 }
 
 _VERSIONED = re.compile(r"^(\w+?)_v\d+$")
@@ -790,7 +796,12 @@ class _Resolver:
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
                 if (f.name, p.name) in FIXED_LENGTH_OUTPUTS:
-                    kind, ctype, annotation = ParamKind.FIXED_BYTES, "c_char", "bytes"
+                    element = types.pointee(p.type)
+                    if types.classify(p.type) is TypeKind.CHAR_POINTER:
+                        kind, ctype, annotation = ParamKind.FIXED_BYTES, "c_char", "bytes"
+                    else:
+                        kind, ctype = ParamKind.SIZED_ARRAY, types.field_type(element)
+                        annotation = f"list[{self._py_element(element)}]"
                     partner = str(FIXED_LENGTH_OUTPUTS[f.name, p.name][0])
                 elif kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
@@ -838,9 +849,17 @@ class _Resolver:
                 )
         # Attribute values (generator/attributes.py): typed by the attribute argument.
         if f.name in ATTRIBUTE_FUNCTIONS:
-            value = ATTRIBUTE_FUNCTIONS[f.name].value
+            spec = ATTRIBUTE_FUNCTIONS[f.name]
             params = [
-                self.attributes.plan_param(f.name, q) if q and q.name == value else q
+                (
+                    self.attributes.plan_param(f.name, q)
+                    if q and q.name == spec.value
+                    else (
+                        self.attributes.size_param(f.name, q)
+                        if q and q.name == spec.size_inout
+                        else q
+                    )
+                )
                 for q in params
             ]
         plans = _trailing_defaults(

@@ -30,6 +30,9 @@ One table, decided here and applied to the plans (`apply`), in these measures
 * REGIONS: an array of one element per region of a range, ceil(size / granularity)
   (cuMemGetLocationInfo's location_out): reviewed, from the description.
 
+* EXACT: an array of a length C fixes and no input says (cuTexRefSetBorderColor's
+  RGBA, 4 floats): reviewed; a list of another length is refused.
+
 REVIEWED adds what the docs do not state (symbols: count + offset; the range
 functions), each with its reason. The pairs that look like a (pointer, size) pair but
 are not one (a struct pointer beside a width) are in LEFT_OUT with the reason; a pair
@@ -155,6 +158,11 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
         "one value per JIT option; 12.0-12.3's docs do not tie it to numOptions",
     ),
     ("cuLinkAddData_v2", "data"): (_B, ("size",), '"The length of the input data"'),
+    ("cuTexRefSetBorderColor", "pBorderColor"): (
+        Measure.EXACT,
+        ("4",),
+        "\"pBorderColor[0] holds 'R' component\" ... [3] 'A': four floats",
+    ),
     # "Size of the allocation requested" / "Number of mipmap levels" size what is made:
     # the record is one (the docs' words led derive() to count records by them).
     ("cuMemCreate", "prop"): (Measure.RECORD, (), "one CUmemAllocationProp"),
@@ -376,8 +384,8 @@ def relations(
         if p.kind is ParamKind.REF and p.name not in out:
             out[p.name] = Relation(Measure.RECORD, (), f"type: one {p.ctype}")
     for param, r in out.items():
-        if r.measure is Measure.QUERIED:
-            continue  # sized by a function, not by an input
+        if r.measure in (Measure.QUERIED, Measure.EXACT):
+            continue  # sized by a function or a literal, not by an input
         for n in r.of:
             if n not in ins or ins[n].kind is not ParamKind.SCALAR:
                 raise RenderError(f"sizes: {name}.{param} is sized by {n}, no scalar input")

@@ -223,6 +223,7 @@ class CheckedView:
                 enum = types.enum_class(c_type)
                 extra = f", enum={self.use(enum)}" if enum else ""
                 extra += ", array=True" if t.array else ""
+                extra += f", length={t.length}" if t.length is not None else ""
                 spec = f"_c.AttributeValue({ctype}{extra})"
             rows.append(f"    {d.value}: {spec},  # {d.enumerator}")
         py_type = self.annotation(attributes.py_type(function))
@@ -507,6 +508,7 @@ _REF_MEASURES: dict[Measure, str] = {
     Measure.ELEMENTS: ', {of}, "{function}: {what}"',
     Measure.RECORD: ', 1, "{function}: the record"',
     Measure.REGIONS: ', _c.regions({of}), "{function}: ceil({size} / {granularity})"',
+    Measure.EXACT: ', {of}, "{function}", exact=True',
 }
 
 
@@ -1039,6 +1041,9 @@ class _Function:
         out = _OUTPUTS[p.kind]
         if p.kind is ParamKind.ATTRIBUTE:
             return self.attribute_output(p, c, out)
+        spec = ATTRIBUTE_FUNCTIONS.get(self.plan.function.name)
+        if p.kind is ParamKind.COUNT and spec is not None and spec.size_inout == p.name:
+            return self.attribute_size(p, c)
         if p.kind is ParamKind.SHAREABLE_HANDLE:
             return self.shareable_output(p, c, out)
         ctype = v.ctype(p.ctype)
@@ -1107,6 +1112,19 @@ class _Function:
             first_call=n,
             storage=storage.format(**names),
             result=_Result(result.format(**names), v.annotation(p.py_type)),
+        )
+
+    def attribute_size(self, p: ParamPlan, c: Param) -> _Param:
+        """The value's byte size, in and out (AttributeFunction.size_inout): a size_t the
+        checked function fills with the size of what C is handed (the setter's converted
+        value, a string's NUL included; the getter's storage), passed by reference."""
+        v, n = self.v, p.py_name
+        value = self.py_name(p.partner or "")
+        return _Param(
+            argtype=v.ctype(v.types.param_type(c.type)),
+            call=f"_c.byref({n})",
+            first_call=f"_c.byref({n})",
+            storage=f"{n} = _c.attribute_size({value})",
         )
 
     def shareable_output(self, p: ParamPlan, c: Param, out: _Output) -> _Param:
@@ -1296,7 +1314,10 @@ class _Function:
             head += f" A {union} itself is passed as is."
         lines = [head, "", f"Values by {attr}:"]
         for d in attributes.decisions(function):
-            what = attributes.doc_line(function, d.type) if d.type else "undecided: refused"
+            if d.type:
+                what = attributes.doc_line(function, d.type)
+            else:
+                what = "refused" if d.source.startswith("refused") else "undecided: refused"
             lines.append(f"    {d.enumerator}: {what}")
         return lines + [""]
 

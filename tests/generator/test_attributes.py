@@ -33,6 +33,13 @@ def checked(manifest, key):
 # The runtime's functions and the driver's (cuda.h): each family's models hold its own.
 RUNTIME = {f for f in FUNCTIONS if f.startswith("cuda")}
 DRIVER = set(FUNCTIONS) - RUNTIME
+# Driver attribute functions newer than the first pinned version: the first one has each.
+DRIVER_SINCE = {
+    "cuCoredumpGetAttribute": "12.1",
+    "cuCoredumpGetAttributeGlobal": "12.1",
+    "cuCoredumpSetAttribute": "12.1",
+    "cuCoredumpSetAttributeGlobal": "12.1",
+}
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +88,17 @@ def test_every_driver_attribute_is_decided(driver_models, key):
     typed, or refused with its reason (attributes.REFUSED)."""
     attributes = AttributeTypes(driver_models[key])
     assert _undecided(attributes, DRIVER) == []
-    refused = {d.enumerator for f in DRIVER for d in attributes.decisions(f) if d.type is None}
-    assert refused == {"CU_POINTER_ATTRIBUTE_P2P_TOKENS"}
+    refused = {
+        d.enumerator
+        for f in DRIVER
+        if f in attributes.functions
+        for d in attributes.decisions(f)
+        if d.type is None
+    }
+    coredump = "cuCoredumpGetAttribute" in attributes.functions  # 12.1+
+    assert refused == {"CU_POINTER_ATTRIBUTE_P2P_TOKENS"} | (
+        {"CU_COREDUMP_MAX"} if coredump else set()
+    )
     types = TypeMapper(driver_models[key])
     found = {f.name for f in driver_models[key].functions if _attribute_like(types, f)}
     assert found - DRIVER - set(LEFT) == set()
@@ -93,7 +109,13 @@ def test_functions_exist_in_every_version(models, driver_models):
         names = {f.name for f in model.functions}
         driver = {f.name for f in driver_models[key].functions}
         assert RUNTIME <= names, (key, RUNTIME - names)
-        assert DRIVER <= driver, (key, DRIVER - driver)
+        since = {
+            f
+            for f, first in DRIVER_SINCE.items()
+            if key in version_keys()[: version_keys().index(first)]
+        }
+        assert DRIVER - since <= driver, (key, DRIVER - since - driver)
+        assert since.isdisjoint(driver), (key, since & driver)  # DRIVER_SINCE says when
         assert set(LEFT) <= names | driver, (key, set(LEFT) - names - driver)
     assert GETTERS <= set(FUNCTIONS)
     assert all(reason for reason in LEFT.values())
@@ -280,13 +302,31 @@ def test_driver_setters_hand_c_the_bytes_of_the_attribute_type(manifest, driver_
 def _setters_hand_c_their_bytes(module, attributes: AttributeTypes, functions) -> int:
     checked_any = 0
     for function in sorted(functions):
-        if attributes.union_of(function):
+        if function not in attributes.functions or attributes.union_of(function):
             continue
         table = getattr(module, attributes.table_name(function))
         for d in attributes.decisions(function):
             if d.type is None:  # refused (attributes.REFUSED)
                 with pytest.raises(ValueError, match="has no value type decided"):
                     _convert.attribute_value(0, d.value, table, function, "value")
+                continue
+            if d.type.ctype == "_Bool":  # C's bool: one byte
+                for sample, data in ((True, b"\x01"), (False, b"\x00"), (1, b"\x01")):
+                    arg = _convert.attribute_value(sample, d.value, table, function, "value")
+                    assert bytes(arg._obj) == data
+                for outside in (2, -1, "1"):
+                    with pytest.raises(TypeError, match="bool"):
+                        _convert.attribute_value(outside, d.value, table, function, "v")
+                checked_any += 1
+                continue
+            if d.type.length is not None:  # a string and its NUL, in char[length]
+                longest = "x" * (d.type.length - 1)
+                for sample in ("", "/tmp/core", longest):
+                    arg = _convert.attribute_value(sample, d.value, table, function, "value")
+                    assert bytes(arg._obj) == sample.encode() + b"\0"
+                with pytest.raises(ValueError, match=f"at most {d.type.length - 1}"):
+                    _convert.attribute_value(longest + "x", d.value, table, function, "v")
+                checked_any += 1
                 continue
             fmt = _format(attributes, d.type.ctype)
             bits = struct.calcsize(fmt) * 8
@@ -327,11 +367,25 @@ def test_driver_getters_read_the_attribute_type(manifest, driver_models, key):
 
 def _getters_read_their_type(module, attributes: AttributeTypes, functions) -> None:
     for function in sorted(GETTERS & functions):
+        if function not in attributes.functions:
+            continue  # newer than this version (DRIVER_SINCE)
         table = getattr(module, attributes.table_name(function))
         union = attributes.union_of(function)
         for d in attributes.decisions(function):
             if d.type is None:
                 continue  # refused: test_driver_setters_hand_c_the_bytes_of_the_attribute_type
+            if d.type.ctype == "_Bool":
+                storage = _convert.attribute_storage(d.value, table, function)
+                assert ctypes.sizeof(storage) == 1
+                ctypes.memmove(ctypes.byref(storage), b"\x01", 1)
+                assert _convert.attribute_result(storage, d.value, table) is True
+                continue
+            if d.type.length is not None:
+                storage = _convert.attribute_storage(d.value, table, function)
+                assert ctypes.sizeof(storage) == d.type.length  # what C may write
+                ctypes.memmove(ctypes.byref(storage), b"core.%p\0junk", 12)
+                assert _convert.attribute_result(storage, d.value, table) == "core.%p"
+                continue
             size = None
             if d.type.array:
                 size = 12

@@ -12,6 +12,7 @@ import ctypes
 import importlib
 import inspect
 import subprocess
+import warnings
 
 import pytest
 from fast_support import compiler, stand_in_for_c
@@ -430,3 +431,182 @@ def test_alloc_node_params_refuse_a_list_and_take_the_record(version, monkeypatc
         checked.cudaGraphAddMemAllocNode(None, [], 0, [params])
     checked.cudaGraphAddMemAllocNode(None, [], 0, params)
     assert params.dptr == 0xD000
+
+
+# ------------------- coredump attributes and the border color (issue 33, items 7 and 15)
+
+DRIVER_COREDUMP = [v for v in cudart._versions.VIEWS["driver_checked"] if v >= 12010]
+COREDUMP_GETTERS = ("cuCoredumpGetAttribute", "cuCoredumpGetAttributeGlobal")
+COREDUMP_SETTERS = ("cuCoredumpSetAttribute", "cuCoredumpSetAttributeGlobal")
+# cuCoredumpGetAttribute's list: "Bool where ::true ...", "String of up to 1023 characters".
+COREDUMP_BOOLS = (
+    "CU_COREDUMP_ENABLE_ON_EXCEPTION",
+    "CU_COREDUMP_TRIGGER_HOST",
+    "CU_COREDUMP_LIGHTWEIGHT",
+    "CU_COREDUMP_ENABLE_USER_TRIGGER",
+)
+COREDUMP_STRINGS = ("CU_COREDUMP_FILE", "CU_COREDUMP_PIPE")
+
+
+class CoredumpC:
+    """Stands for a coredump getter or setter: records (attrib, the value's bytes as
+    handed, the size C is told) and, as a getter, writes `data` and the size of what it
+    wrote back through the size pointer (it is in/out)."""
+
+    def __init__(self, data: bytes = b"", written: int | None = None, argtypes=()) -> None:
+        self.calls: list[tuple[int, bytes, int]] = []
+        self.data = data
+        self.written = written
+        self.argtypes = argtypes
+
+    def __call__(self, attrib, value, size):
+        for argument, argtype in zip((attrib, value, size), self.argtypes, strict=True):
+            argtype.from_param(argument)  # what ctypes takes on the way to the real C
+        storage = value._obj  # a byref() of the value's storage
+        size = size._obj  # and of a size_t: C may write it back
+        assert type(size) is ctypes.c_size_t
+        self.calls.append(
+            (int(attrib), ctypes.string_at(ctypes.addressof(storage), size.value), size.value)
+        )
+        if self.data:
+            ctypes.memmove(ctypes.addressof(storage), self.data, len(self.data))
+        if self.written is not None:
+            size.value = self.written
+        return 0
+
+
+def coredump_c(monkeypatch, checked, function: str, *args, **kwargs) -> CoredumpC:
+    """A CoredumpC in the C function's place, checking its arguments against the argtypes
+    the checked module declares for it."""
+    argtypes = vars(checked)["_" + function].argtypes
+    c = CoredumpC(*args, **kwargs, argtypes=argtypes)
+    stand_in_for_c(monkeypatch, checked, function, c)
+    return c
+
+
+@pytest.mark.parametrize("version", DRIVER_COREDUMP)
+@pytest.mark.parametrize("function", COREDUMP_GETTERS)
+def test_coredump_getters_return_the_value_typed_by_attrib(version, monkeypatch, function):
+    checked, raw = modules(version, "driver")
+    fn = getattr(checked, function)
+    assert list(inspect.signature(fn).parameters) == ["attrib"]  # no buffer, no size
+    for name in COREDUMP_BOOLS:
+        c = coredump_c(monkeypatch, checked, function, b"\x01", written=1)
+        got = getattr(checked, function)(getattr(raw, name))
+        assert got is True, name
+        assert c.calls == [(getattr(raw, name), b"\x00", 1)]  # C's bool: one byte
+        coredump_c(monkeypatch, checked, function, b"\x00")
+        assert getattr(checked, function)(getattr(raw, name)) is False
+    for name in COREDUMP_STRINGS:
+        c = coredump_c(monkeypatch, checked, function, b"/tmp/core.%h\x00junk", written=13)
+        got = getattr(checked, function)(getattr(raw, name))
+        assert got == "/tmp/core.%h" and type(got) is str  # the bytes up to the NUL
+        attrib, given, size = c.calls[0]
+        assert attrib == getattr(raw, name) and size == 1024 == len(given)
+    if hasattr(raw, "CU_COREDUMP_GENERATION_FLAGS"):  # 12.5+
+        flags = raw.CU_COREDUMP_SKIP_GLOBAL_MEMORY | raw.CU_COREDUMP_SKIP_SHARED_MEMORY
+        c = coredump_c(monkeypatch, checked, function, int(flags).to_bytes(4, "little"), written=4)
+        got = getattr(checked, function)(raw.CU_COREDUMP_GENERATION_FLAGS)
+        assert got == flags and type(got) is int
+        assert c.calls[0][2] == 4  # an unsigned int
+
+
+@pytest.mark.parametrize("version", DRIVER_COREDUMP)
+@pytest.mark.parametrize("function", COREDUMP_SETTERS)
+def test_coredump_setters_take_the_python_value(version, monkeypatch, function):
+    checked, raw = modules(version, "driver")
+    assert list(inspect.signature(getattr(checked, function)).parameters) == ["attrib", "value"]
+    c = coredump_c(monkeypatch, checked, function)
+    fn = getattr(checked, function)
+    for name in COREDUMP_BOOLS:
+        fn(getattr(raw, name), True)
+        fn(getattr(raw, name), False)
+        fn(getattr(raw, name), 1)
+    assert [given for _, given, _ in c.calls] == [b"\x01", b"\x00", b"\x01"] * len(COREDUMP_BOOLS)
+    assert {size for _, _, size in c.calls} == {1}  # C's bool: one byte
+    c.calls.clear()
+    fn(raw.CU_COREDUMP_FILE, "/tmp/dumps/core")
+    fn(raw.CU_COREDUMP_PIPE, b"pipe")
+    fn(raw.CU_COREDUMP_FILE, "x" * 1023)  # "up to 1023 characters"
+    assert c.calls[0] == (raw.CU_COREDUMP_FILE, b"/tmp/dumps/core\x00", 16)  # len + 1: the NUL
+    assert c.calls[1] == (raw.CU_COREDUMP_PIPE, b"pipe\x00", 5)
+    assert c.calls[2][2] == 1024
+    if hasattr(raw, "CU_COREDUMP_GENERATION_FLAGS"):  # 12.5+
+        c.calls.clear()
+        fn(raw.CU_COREDUMP_GENERATION_FLAGS, raw.CU_COREDUMP_SKIP_ABORT)
+        flags = int(raw.CU_COREDUMP_SKIP_ABORT)
+        assert c.calls == [(raw.CU_COREDUMP_GENERATION_FLAGS, flags.to_bytes(4, "little"), 4)]
+
+
+@pytest.mark.parametrize("version", DRIVER_COREDUMP)
+def test_coredump_refuses_max_and_wrong_types_before_c(version, monkeypatch):
+    checked, raw = modules(version, "driver")
+    calls = [coredump_c(monkeypatch, checked, f).calls for f in COREDUMP_GETTERS + COREDUMP_SETTERS]
+    for function in COREDUMP_GETTERS:
+        with pytest.raises(ValueError, match="CU_COREDUMP_MAX"):
+            getattr(checked, function)(raw.CU_COREDUMP_MAX)
+    for function in COREDUMP_SETTERS:
+        fn = getattr(checked, function)
+        with pytest.raises(ValueError, match="CU_COREDUMP_MAX"):
+            fn(raw.CU_COREDUMP_MAX, 1)
+        for value in ("yes", 2, -1, 1.0, None):
+            with pytest.raises(TypeError, match="bool"):
+                fn(raw.CU_COREDUMP_ENABLE_ON_EXCEPTION, value)
+        for value in (5, True, None, ["/tmp"]):
+            with pytest.raises(TypeError, match="str or bytes"):
+                fn(raw.CU_COREDUMP_FILE, value)
+        with pytest.raises(ValueError, match="1023"):
+            fn(raw.CU_COREDUMP_FILE, "x" * 1024)  # with its NUL, more than char[1024]
+        with pytest.raises(ValueError, match="NUL"):
+            fn(raw.CU_COREDUMP_PIPE, "pipe\x00name")
+        if hasattr(raw, "CU_COREDUMP_GENERATION_FLAGS"):
+            with pytest.raises(OverflowError):
+                fn(raw.CU_COREDUMP_GENERATION_FLAGS, 1 << 32)
+    assert calls == [[]] * 4
+
+
+DRIVER_ALL = list(cudart._versions.VIEWS["driver_checked"])
+
+
+@pytest.mark.parametrize("version", DRIVER_ALL)
+def test_border_color_getter_returns_the_four_floats(version, monkeypatch):
+    # "pBorderColor[0] holds 'R' component ... pBorderColor[3] holds 'A' component"
+    checked, raw = modules(version, "driver")
+    seen = []
+
+    def c(color, tex):
+        seen.append((type(color), tex))
+        for i, value in enumerate((1.0, 0.5, 0.25, 0.0)):
+            color[i] = value
+        return 0
+
+    stand_in_for_c(monkeypatch, checked, "cuTexRefGetBorderColor", c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated since 11.0
+        got = checked.cuTexRefGetBorderColor(raw.CUtexref(0x10000))
+    assert got == [1.0, 0.5, 0.25, 0.0] and all(type(v) is float for v in got)
+    assert seen[0][0] is ctypes.c_float * 4  # room for what C writes
+
+
+@pytest.mark.parametrize("version", DRIVER_ALL)
+def test_border_color_setter_takes_exactly_four_values(version, monkeypatch):
+    checked, raw = modules(version, "driver")
+    seen = []
+
+    def c(tex, color):
+        seen.append(list(ctypes.cast(color, ctypes.POINTER(ctypes.c_float * 4)).contents))
+        return 0
+
+    stand_in_for_c(monkeypatch, checked, "cuTexRefSetBorderColor", c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated since 11.0
+        checked.cuTexRefSetBorderColor(raw.CUtexref(0x10000), [1.0, 0.5, 0.25, 0.0])
+        checked.cuTexRefSetBorderColor(raw.CUtexref(0x10000), (0, 1, 0, 1))
+        checked.cuTexRefSetBorderColor(raw.CUtexref(0x10000), (ctypes.c_float * 4)(4, 3, 2, 1))
+        assert seen == [[1.0, 0.5, 0.25, 0.0], [0.0, 1.0, 0.0, 1.0], [4.0, 3.0, 2.0, 1.0]]
+        for given in ([1.0, 0.5, 0.25], (1.0, 0.5, 0.25, 0.0, 1.0), []):
+            with pytest.raises(ValueError, match="exactly 4"):
+                checked.cuTexRefSetBorderColor(raw.CUtexref(0x10000), given)
+        with pytest.raises(ValueError):
+            checked.cuTexRefSetBorderColor(raw.CUtexref(0x10000), (ctypes.c_float * 3)())
+    assert len(seen) == 3
