@@ -69,6 +69,7 @@ DRIVER_REVIEWED_KEYS = (
         ("cuMemRangeGetAttributes", "dataSizes"),
         ("cuLinkAddData_v2", "data"),
         ("cuModuleLoadDataEx", "optionValues"),
+        ("cuTexRefSetBorderColor", "pBorderColor"),  # Measure.EXACT: RGBA, 4 floats
         ("cuStreamUpdateCaptureDependencies", "dependencies"),
         ("cuMemCreate", "prop"),
         ("cuMipmappedArrayCreate", "pMipmappedArrayDesc"),
