@@ -516,15 +516,15 @@ import ctypes, importlib, json
 import cudart
 from cudart import _checked
 a = importlib.import_module("cudart._fast_12050")
-b = importlib.import_module("cudart._fast_12060")
-raw = {v: importlib.import_module(f"cudart.sys_{v}") for v in (12050, 12060)}
+b = importlib.import_module("cudart._fast_12080")
+raw = {v: importlib.import_module(f"cudart.sys_{v}") for v in (12050, 12080)}
 out = {"versions": [a.CUDA_VERSION, b.CUDA_VERSION]}
 out["same_extension"] = a.__spec__.origin == b.__spec__.origin
 out["names"] = [
     {n for n in dir(m) if n.startswith("cuda")} == set(vars(raw[v])["_FUNCTIONS"])
-    for m, v in ((a, 12050), (b, 12060))
+    for m, v in ((a, 12050), (b, 12080))
 ]
-# A name of 12.6 that 12.5 lacks: absent from 12.5's view, and bind() refuses it there.
+# A name of 12.8 that 12.5 lacks: absent from 12.5's view, and bind() refuses it there.
 extra = sorted(n for n in set(dir(b)) - set(dir(a)) if n.startswith("cuda"))
 out["extra"] = bool(extra) and not any(hasattr(a, n) for n in extra)
 try:
@@ -546,8 +546,8 @@ def takes(m, record):
         return True
     return True
 out["records"] = [
-    takes(a, raw[12050].cudaExtent()), takes(a, raw[12060].cudaExtent()),
-    takes(b, raw[12060].cudaExtent()), takes(b, raw[12050].cudaExtent()),
+    takes(a, raw[12050].cudaExtent()), takes(a, raw[12080].cudaExtent()),
+    takes(b, raw[12080].cudaExtent()), takes(b, raw[12050].cudaExtent()),
 ]
 # Checked references: each view's compiled checked function falls back to its own.
 made = {}
@@ -567,7 +567,7 @@ def test_two_views_of_one_major_keep_their_own_state():
 
     fast_module(12050)
     out = json.loads(run_python(TWO_VIEWS_CHILD).stdout)
-    assert out["versions"] == [12050, 12060] and out["same_extension"]
+    assert out["versions"] == [12050, 12080] and out["same_extension"]
     assert out["names"] == [True, True]
     assert out["extra"] and out["bind_refused"]
     assert out["slots"] == [True, True]
