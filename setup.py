@@ -1,6 +1,7 @@
-"""The compiled backend (issue 13): one CPython extension per CUDA version, built from
-the generated C sources beside the package (cudart/_fast_<ver>.c, which include
-cudart/_fastcall.h), for the limited API of Python 3.11 (one build per version serves
+"""The compiled backend (issue 13): one CPython extension per header family and CUDA
+major (a view per version inside, issue 32), built from the generated C sources beside
+the package (cudart/_fast_<major>.c, which include cudart/_fastcall.h), for the limited
+API of Python 3.11 (one build per major serves
 3.11 and every later Python: an abi3 wheel) where the interpreter has a GIL, and for the
 full API of a free-threaded interpreter (3.13t), which the limited API does not support:
 there each build serves its own interpreter. The C picks its API itself
@@ -89,7 +90,7 @@ def _reason(exc: Exception) -> str:
 
 def extensions() -> list[Extension]:
     # Function.launch in C (cudart/kernels/_fastlaunch.c): hand-written, one for every version;
-    # then the generated raw functions of each version.
+    # then the generated raw functions of each (family, major): _fast_12, _fast_driver_13.
     generated = sorted((HERE / "cudart").glob("_fast_*.c"))
     return [
         _extension(

@@ -1,9 +1,12 @@
 """Which backend calls C: the compiled extension (cudart._fast_<ver>) or ctypes.
 
 Both are rendered from one model: the raw modules' _FUNCTIONS (ctypes) and the
-generated C of generator/render/fast.py, compiled when the package is built. Where the
-extension of a version is present, its functions are what the raw module binds (and
-what the checked layer calls); ctypes serves where it is absent, or when asked:
+generated C of generator/render/fast.py, compiled when the package is built: one
+extension per header family and CUDA major (cudart._fast_12, cudart._fast_driver_13),
+whose view of a version, cudart._fast_12050, is a module of exactly that version's
+functions (cudart._views finds it: the extension's view(12050)). Where the extension of
+a version is present, its functions are what the raw module binds (and what the
+checked layer calls); ctypes serves where it is absent, or when asked:
 
     CUDART_BACKEND=ctypes     ctypes only
     CUDART_BACKEND=compiled   the compiled extension, or ImportError naming the missing one
@@ -67,8 +70,9 @@ def requested() -> str | None:
 
 
 def compiled_module(cuda_version: int):
-    """The compiled extension of the bindings of `cuda_version`, or None where ctypes
-    serves them (not built, or $CUDART_BACKEND=ctypes)."""
+    """The compiled view of the bindings of `cuda_version` (cudart._fast_<ver>, a view
+    of its major's extension), or None where ctypes serves them (not built, or
+    $CUDART_BACKEND=ctypes)."""
     return _extension(f"cudart._fast_{cuda_version}")
 
 

@@ -1,5 +1,5 @@
 /* The compiled backend's argument conversions, written once for every generated
- * cudart/_fast_<ver>.c (which includes this file before its functions).
+ * cudart/_fast_<major>.c (which includes this file before its functions).
  *
  * A generated function converts each Python argument into the C value its parameter
  * takes, with the checks C's own types allow for free (an integer's range, a buffer's
@@ -22,7 +22,11 @@
  * the parameter as storage (the checked layer's outputs), a ctypes object is always its
  * own memory: a cudaStream_t passed there is written to.
  *
- * Limited API (3.11) with a GIL: one build per CUDA version serves every later Python;
+ * One generated file serves every minor of a (family, major), each minor a view
+ * (cudart_view below): what is per minor (the slots, the record classes, the checked
+ * references) is the view's, reached through each function's `self`.
+ *
+ * Limited API (3.11) with a GIL: one build per CUDA major serves every later Python;
  * the full API on a free-threaded interpreter (_capi.h), where the shared state below
  * is published and read as _cthreads.h provides.
  */
@@ -60,9 +64,55 @@ static const char *const cudart_integer_names[2][4] = {
     {"c_uint8", "c_uint16", "c_uint32", "c_uint64"},
     {"c_int8", "c_int16", "c_int32", "c_int64"},
 };
-/* The generated module's definition (templates/fast_module.c.j2): its name says which
- * raw module it serves, whose record classes a record by value must be. */
-static struct PyModuleDef cudart_module;
+/* A compiled checked function's C function (a vectorcall), and the test an enum's
+ * value passes where it is one of the enum's members. */
+typedef PyObject *(*cudart_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
+typedef int (*cudart_member_test)(long long);
+
+/* A compiled checked function of a view: its name, its C function, and its place in the
+ * view's references and reports (the major's enumerator, cudart_checked_<name>). */
+typedef struct {
+    const char *name;
+    cudart_vectorcall call;
+    int index;
+} cudart_checked_entry;
+
+/* The checked layer's error classes kept per code, codes below this (_fastchecked.h). */
+#define CUDART_ERROR_CACHE 1024
+
+/* One minor of the generated file (templates/fast_module.c.j2 makes one per minor of the
+ * major, each static): what differs between the minors of one major. Its module (made
+ * once by the extension's view(), named cudart._fast_<ver>) is the module functions'
+ * `self`, whose definition (PyModule_GetDef) is the view's first member; a variant's
+ * `self` holds the view after its spec (cudart_view_of). Two views never share any of
+ * it: each has its slots, classes, references, reports and error classes. */
+typedef struct cudart_view {
+    PyModuleDef def;                  /* first: the view module's definition */
+    long cuda_version;                /* the module's CUDA_VERSION */
+    const char *raw_module;           /* whose record classes the records are */
+    PyMethodDef *functions;           /* exactly this minor's functions */
+    const int *function_slots;        /* each function's slot, in `functions`' order */
+    void **slots;                     /* over the major's union of names: bind() fills */
+    Py_ssize_t slot_count;
+    PyTypeObject **classes;           /* records by value: the ctypes class, once seen */
+    const cudart_checked_entry *checked; /* this minor's compiled checked functions */
+    PyObject **references;            /* each one's Python checked function */
+    char *reports;                    /* whether it reports callbacks' failures */
+    const char *const *handle_names;  /* the major's handle classes, by enumerator */
+    const int *handle_list;           /* this minor's (-1 ends it) */
+    PyTypeObject **handles;
+    const char *const *enum_names;    /* the major's enum classes, by enumerator */
+    const int *enum_list;             /* this minor's (-1 ends it) */
+    PyTypeObject **enums;
+    const cudart_member_test *members; /* each enum's membership test (this minor's) */
+    PyObject *make_error, *error_lib;  /* the checked module's _error and _lib */
+    PyObject *errors[CUDART_ERROR_CACHE];
+    PyObject *module;                 /* made once, by view() */
+#ifdef CUDART_FAST_TEST_HOOKS
+    PyObject *recorded;               /* a list while recording, else NULL */
+    void **saved_slots;               /* the bound functions, while recording */
+#endif
+} cudart_view;
 
 /* The ints 0 to 256, held: a status (cudaSuccess above all) is boxed without a call.
  * They are the interpreter's own (every CPython keeps these few), so a result is the
@@ -629,14 +679,14 @@ static inline void cudart_release(Py_buffer *view)
         PyBuffer_Release(view);
 }
 
-/* The ctypes class `name` of the raw module this extension serves (CUDART_RAW_MODULE,
- * which the generated file defines: cudart._fast_driver_12050 serves
- * cudart.driver_12050), whose classes the raw functions' argtypes are. */
-static int cudart_record_class(const char *name, PyTypeObject **seen)
+/* The ctypes class `name` of the raw module `raw_module` (the view's: the view
+ * cudart._fast_driver_12050 serves cudart.driver_12050), whose classes the raw
+ * functions' argtypes are. */
+static int cudart_record_class(const char *raw_module, const char *name, PyTypeObject **seen)
 {
     /* Looked up once per class, published once: threads meeting it first at the same
      * time may each look it up; the first's is kept, the others released (_cthreads.h). */
-    PyObject *raw = PyImport_ImportModule(CUDART_RAW_MODULE);
+    PyObject *raw = PyImport_ImportModule(raw_module);
     PyObject *cls = raw ? PyObject_GetAttrString(raw, name) : NULL;
     Py_XDECREF(raw);
     if (cls && !(PyType_Check(cls) &&
@@ -647,7 +697,7 @@ static int cudart_record_class(const char *name, PyTypeObject **seen)
     }
     if (!cls) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_SystemError, "no raw module for %s", cudart_module.m_name);
+            PyErr_Format(PyExc_SystemError, "no raw module %s", raw_module);
         return -1;
     }
     cudart_publish_once((PyObject **)seen, cls);
@@ -686,10 +736,10 @@ static void cudart_not_an_instance(PyTypeObject *want, PyTypeObject *got)
 /* A record by value: an instance of the raw module's class of that record (or of a
  * subclass), as ctypes takes it; a class of the same name and size is another record.
  * `seen` keeps the class once looked up. */
-static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_ssize_t size,
-                           PyTypeObject **seen, void *out)
+static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *raw_module,
+                           const char *name, Py_ssize_t size, PyTypeObject **seen, void *out)
 {
-    if (!CUDART_LOAD_ACQUIRE(*seen) && cudart_record_class(name, seen) < 0) {
+    if (!CUDART_LOAD_ACQUIRE(*seen) && cudart_record_class(raw_module, name, seen) < 0) {
         cudart_argument_failed(index);
         return -1;
     }
@@ -731,8 +781,8 @@ static inline int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t ex
     return nargs == expected ? 0 : cudart_wrong_arity(name, nargs, expected);
 }
 
-/* A variant's spec, carried as its `self` (bytes; the module's own functions have the
- * module there, and no spec): bit i of `storage` takes C parameter i's ctypes object
+/* A variant's spec, carried as its `self` (bytes, the view after it; the module's own
+ * functions have the view module there, and no spec): bit i of `storage` takes C parameter i's ctypes object
  * by its own memory; bit i of `outs` leaves C parameter i out of the arguments, points
  * it at an 8-byte slot of the call's own, and returns the slot's value after the
  * status, read as codes[i] (a ctypes _type_ code: i I l L q Q h H b B ? f d P). */
@@ -753,6 +803,23 @@ static inline const cudart_spec *cudart_spec_of(PyObject *self)
 {
     return Py_IS_TYPE(self, &PyBytes_Type) ? (const cudart_spec *)PyBytes_AsString(self)
                                            : &cudart_no_spec;
+}
+
+/* What a variant's `self` holds: its spec, then its view. */
+typedef struct {
+    cudart_spec spec;
+    cudart_view *view;
+} cudart_variant_self;
+
+/* The view a function serves (its `self`: the view module, or a variant's bytes). */
+static inline cudart_view *cudart_view_of(PyObject *self)
+{
+    if (Py_IS_TYPE(self, &PyBytes_Type)) {
+        cudart_view *view;
+        memcpy(&view, PyBytes_AsString(self) + offsetof(cudart_variant_self, view), sizeof view);
+        return view;
+    }
+    return (cudart_view *)PyModule_GetDef(self);
 }
 
 static inline Py_ssize_t cudart_count(unsigned long long bits)
@@ -827,29 +894,28 @@ static PyObject *cudart_unbound(const char *name)
 /* The call recorder, compiled into test builds only (tests/support/fast_support.py): while
  * recording, the converted arguments (ints, floats, records as bytes) are kept instead
  * of calling C, and a call returns success. */
-static PyObject *cudart_recorded; /* a list while recording, else NULL */
-/* Guards cudart_recorded and the saved slots against record() of another thread; held
+/* Guards each view's recorded calls and saved slots against record() of another thread; held
  * only for loads, stores and reference counts (never across Python code). */
 static cudart_mutex cudart_record_lock = CUDART_MUTEX_INIT;
 
 /* The list being recorded into, a new reference, or NULL. */
-static PyObject *cudart_recording(void)
+static PyObject *cudart_recording(cudart_view *view)
 {
     CUDART_LOCK(&cudart_record_lock);
-    PyObject *list = cudart_recorded;
+    PyObject *list = view->recorded;
     Py_XINCREF(list);
     CUDART_UNLOCK(&cudart_record_lock);
     return list;
 }
 
-static int cudart_record_call(const char *name, PyObject *values)
+static int cudart_record_call(cudart_view *view, const char *name, PyObject *values)
 {
     if (!values)
         return -1;
     PyObject *entry = Py_BuildValue("(sN)", name, values);
     if (!entry)
         return -1;
-    PyObject *list = cudart_recording();
+    PyObject *list = cudart_recording(view);
     int r = list ? PyList_Append(list, entry) : 0;
     Py_XDECREF(list);
     Py_DECREF(entry);
@@ -859,18 +925,15 @@ static int cudart_record_call(const char *name, PyObject *values)
 
 /* ---------------------------------------------------------------- module functions */
 
-static void **cudart_slots;
-static const char *const *cudart_slot_names;
-static Py_ssize_t cudart_slot_count;
-
-static Py_ssize_t cudart_slot_index(PyObject *name)
+/* The slot of the view's function `name` (a name the minor lacks has none). */
+static Py_ssize_t cudart_slot_index(cudart_view *view, PyObject *name)
 {
     const char *text = PyUnicode_AsUTF8AndSize(name, NULL);
     if (!text)
         return -1;
-    for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
-        if (strcmp(cudart_slot_names[i], text) == 0)
-            return i;
+    for (Py_ssize_t i = 0; view->functions[i].ml_name; i++)
+        if (strcmp(view->functions[i].ml_name, text) == 0)
+            return view->function_slots[i];
     PyErr_Format(PyExc_LookupError, "this module has no function %U", name);
     return -1;
 }
@@ -878,10 +941,10 @@ static Py_ssize_t cudart_slot_index(PyObject *name)
 /* bind(name, symbol, handle) -> bool: dlsym(handle, symbol) into name's slot. */
 static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
+    cudart_view *view = cudart_view_of(self);
     if (cudart_arity("bind", nargs, 3) < 0)
         return NULL;
-    Py_ssize_t i = cudart_slot_index(args[0]);
+    Py_ssize_t i = cudart_slot_index(view, args[0]);
     const char *symbol = PyUnicode_AsUTF8AndSize(args[1], NULL);
     void *handle = PyLong_AsVoidPtr(args[2]);
     if (i < 0 || !symbol || (!handle && PyErr_Occurred()))
@@ -891,24 +954,22 @@ static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t n
      * that sees the address sees the library dlopen() initialised before. Two threads
      * binding one slot store the same address. */
     if (address)
-        CUDART_STORE_RELEASE(cudart_slots[i], address);
+        CUDART_STORE_RELEASE(view->slots[i], address);
     return PyBool_FromLong(address != NULL);
 }
 
 #ifdef CUDART_FAST_TEST_HOOKS
 /* record(on): every function records instead of calling C (on), or is unbound again
  * (off). Returns the calls recorded since the last record(True). For tests. */
-static void **cudart_saved_slots; /* the bound functions, while recording */
-
 static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
+    cudart_view *view = cudart_view_of(self);
     if (cudart_arity("record", nargs, 1) < 0)
         return NULL;
     int on = PyObject_IsTrue(args[0]);
     if (on < 0)
         return NULL;
-    size_t bytes = (size_t)cudart_slot_count * sizeof(void *);
+    size_t bytes = (size_t)view->slot_count * sizeof(void *);
     PyObject *fresh = on ? PyList_New(0) : NULL;
     PyObject *empty = PyList_New(0);
     if ((on && !fresh) || !empty) {
@@ -918,25 +979,25 @@ static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     int failed = 0;
     CUDART_LOCK(&cudart_record_lock); /* no Python code below: allocations and stores */
-    if (on && !cudart_saved_slots) {
-        cudart_saved_slots = PyMem_Malloc(bytes ? bytes : 1);
-        failed = cudart_saved_slots == NULL;
-        for (Py_ssize_t i = 0; !failed && i < cudart_slot_count; i++)
-            cudart_saved_slots[i] = CUDART_LOAD_ACQUIRE(cudart_slots[i]);
+    if (on && !view->saved_slots) {
+        view->saved_slots = PyMem_Malloc(bytes ? bytes : 1);
+        failed = view->saved_slots == NULL;
+        for (Py_ssize_t i = 0; !failed && i < view->slot_count; i++)
+            view->saved_slots[i] = CUDART_LOAD_ACQUIRE(view->slots[i]);
     }
     PyObject *previous = NULL;
     if (!failed) {
-        previous = cudart_recorded ? cudart_recorded : empty;
-        cudart_recorded = fresh;
+        previous = view->recorded ? view->recorded : empty;
+        view->recorded = fresh;
         if (on) {
-            for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
-                CUDART_STORE_RELEASE(cudart_slots[i], CUDART_RECORD);
-        } else if (cudart_saved_slots) {
+            for (Py_ssize_t i = 0; i < view->slot_count; i++)
+                CUDART_STORE_RELEASE(view->slots[i], CUDART_RECORD);
+        } else if (view->saved_slots) {
             /* What was bound before recording is bound again. */
-            for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
-                CUDART_STORE_RELEASE(cudart_slots[i], cudart_saved_slots[i]);
-            PyMem_Free(cudart_saved_slots);
-            cudart_saved_slots = NULL;
+            for (Py_ssize_t i = 0; i < view->slot_count; i++)
+                CUDART_STORE_RELEASE(view->slots[i], view->saved_slots[i]);
+            PyMem_Free(view->saved_slots);
+            view->saved_slots = NULL;
         }
     }
     CUDART_UNLOCK(&cudart_record_lock);
@@ -955,18 +1016,17 @@ static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t
 /* address(name) -> the address the function calls (0: unbound; 1: recording). */
 static PyObject *cudart_slot_address(PyObject *self, PyObject *name)
 {
-    (void)self;
-    Py_ssize_t i = cudart_slot_index(name);
-    return i < 0 ? NULL : PyLong_FromVoidPtr(CUDART_LOAD_ACQUIRE(cudart_slots[i]));
+    cudart_view *view = cudart_view_of(self);
+    Py_ssize_t i = cudart_slot_index(view, name);
+    return i < 0 ? NULL : PyLong_FromVoidPtr(CUDART_LOAD_ACQUIRE(view->slots[i]));
 }
 
 #ifdef CUDART_FAST_TEST_HOOKS
 /* recorded() -> the calls recorded so far (the list itself, cleared by the caller). */
 static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
 {
-    (void)self;
     (void)unused;
-    PyObject *list = cudart_recording();
+    PyObject *list = cudart_recording(cudart_view_of(self));
     return list ? list : PyList_New(0);
 }
 
@@ -978,14 +1038,11 @@ static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
 #define CUDART_TEST_METHODS
 #endif /* CUDART_FAST_TEST_HOOKS */
 
-/* The generated module's functions (set by its init): variant() makes more of them. */
-static PyMethodDef *cudart_function_defs;
-
 /* variant(name, spec) -> the function `name` under a spec (cudart_spec, as bytes):
  * the checked layer's storage arguments and outputs. */
 static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
+    cudart_view *view = cudart_view_of(self);
     if (cudart_arity("variant", nargs, 2) < 0)
         return NULL;
     const char *text = PyUnicode_AsUTF8AndSize(args[0], NULL);
@@ -996,14 +1053,15 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
                      (Py_ssize_t)sizeof(cudart_spec));
         return NULL;
     }
-    for (PyMethodDef *def = cudart_function_defs; def->ml_name; def++) {
+    for (PyMethodDef *def = view->functions; def->ml_name; def++) {
         if (strcmp(def->ml_name, text) != 0)
             continue;
-        /* An exact bytes (a subclass's copy), as cudart_spec_of tells a spec by. */
-        PyObject *spec = Py_IS_TYPE(args[1], &PyBytes_Type)
-                             ? (Py_INCREF(args[1]), args[1])
-                             : PyBytes_FromStringAndSize(PyBytes_AsString(args[1]),
-                                                         (Py_ssize_t)sizeof(cudart_spec));
+        /* An exact bytes, as cudart_spec_of tells a spec by: the spec, then the view. */
+        cudart_variant_self made;
+        memset(&made, 0, sizeof made);
+        memcpy(&made.spec, PyBytes_AsString(args[1]), sizeof made.spec);
+        made.view = view;
+        PyObject *spec = PyBytes_FromStringAndSize((const char *)&made, (Py_ssize_t)sizeof made);
         PyObject *fn = spec ? PyCFunction_NewEx(def, spec, NULL) : NULL;
         Py_XDECREF(spec);
         return fn;

@@ -1,5 +1,5 @@
 /* The checked layer compiled (issue 23): the converters and helpers of the C checked
- * functions that generator/render/fast_checked.py emits into cudart/_fast_<ver>.c,
+ * functions that generator/render/fast_checked.py emits into cudart/_fast_<major>.c,
  * after _fastcall.h (whose output readers and recorder they share).
  *
  * A C checked function takes the happy path only. Each converter returns 1 with the
@@ -200,59 +200,58 @@ static inline PyObject *cudart_c_fallback(PyObject *reference, PyObject *const *
 
 /* ---------------------------------------------------------------- helpers from Python */
 
-/* Set by the module's checked() (templates/fast_module.c.j2) from the checked module it
- * serves: its `_error` and `_lib`, and cudart._checked's lifetime and callback helpers. */
-static PyObject *cudart_make_error, *cudart_error_lib;
+/* Set by a view's checked() (cudart_checked_install) from the checked module it serves:
+ * its `_error` and `_lib` (the view's, cudart_view), and cudart._checked's lifetime and
+ * callback helpers (one module for every view). */
 static PyObject *cudart_claim, *cudart_unclaim, *cudart_destroyed;
 static PyObject *cudart_failures, *cudart_report_failures;
 
-/* Each code's (class, arguments) once made (codes below CUDART_ERROR_CACHE): one tuple,
+/* Each code's (class, arguments) once made (codes below CUDART_ERROR_CACHE), per view
+ * (its checked module's classes): one tuple,
  * so a reader never pairs one thread's class with another's arguments. Read and written
  * under cudart_error_lock, which only ever covers the load or store and a reference
  * count: the calls (the class, the factory) and the releases, which may run Python code
  * that raises the same way, come after it. */
-#define CUDART_ERROR_CACHE 1024
-static PyObject *cudart_errors[CUDART_ERROR_CACHE];
 static cudart_mutex cudart_error_lock = CUDART_MUTEX_INIT;
 
-static inline void cudart_forget_errors(void)
+static inline void cudart_forget_errors(cudart_view *view)
 {
     for (int i = 0; i < CUDART_ERROR_CACHE; i++) {
         CUDART_LOCK(&cudart_error_lock);
-        PyObject *old = cudart_errors[i];
-        cudart_errors[i] = NULL;
+        PyObject *old = view->errors[i];
+        view->errors[i] = NULL;
         CUDART_UNLOCK(&cudart_error_lock);
         Py_XDECREF(old);
     }
 }
 
 /* The cached (class, arguments) of `code`, a new reference, or NULL. */
-static inline PyObject *cudart_cached_error(long long code)
+static inline PyObject *cudart_cached_error(cudart_view *view, long long code)
 {
     CUDART_LOCK(&cudart_error_lock);
-    PyObject *entry = cudart_errors[code];
+    PyObject *entry = view->errors[code];
     Py_XINCREF(entry);
     CUDART_UNLOCK(&cudart_error_lock);
     return entry;
 }
 
 /* Keep `entry` (stolen) for `code`; another thread's, kept first, stays. */
-static inline void cudart_cache_error(long long code, PyObject *entry)
+static inline void cudart_cache_error(cudart_view *view, long long code, PyObject *entry)
 {
     CUDART_LOCK(&cudart_error_lock);
-    PyObject *had = cudart_errors[code];
+    PyObject *had = view->errors[code];
     if (!had)
-        cudart_errors[code] = entry;
+        view->errors[code] = entry;
     CUDART_UNLOCK(&cudart_error_lock);
     if (had)
         Py_DECREF(entry);
 }
 
 /* Raise the reference's exception for a failed status; returns NULL. */
-static inline PyObject *cudart_c_raise(long long code)
+static inline PyObject *cudart_c_raise(cudart_view *view, long long code)
 {
     int cached = code >= 0 && code < CUDART_ERROR_CACHE;
-    PyObject *entry = cached ? cudart_cached_error(code) : NULL;
+    PyObject *entry = cached ? cudart_cached_error(view, code) : NULL;
     if (entry) {
         PyObject *cls = PyTuple_GetItem(entry, 0);
         PyObject *exc = PyObject_Call(cls, PyTuple_GetItem(entry, 1), NULL);
@@ -264,8 +263,10 @@ static inline PyObject *cudart_c_raise(long long code)
         return NULL;
     }
     PyObject *number = PyLong_FromLongLong(code);
-    PyObject *exc = number ? PyObject_CallFunctionObjArgs(cudart_make_error, number,
-                                                          cudart_error_lib, NULL)
+    PyObject *exc = number ? PyObject_CallFunctionObjArgs(CUDART_LOAD_ACQUIRE(view->make_error),
+                                                          number,
+                                                          CUDART_LOAD_ACQUIRE(view->error_lib),
+                                                          NULL)
                            : NULL;
     Py_XDECREF(number);
     if (!exc)
@@ -277,7 +278,7 @@ static inline PyObject *cudart_c_raise(long long code)
         PyObject *made = args && PyTuple_Check(args) ? PyTuple_Pack(2, cls, args) : NULL;
         Py_XDECREF(args);
         if (made)
-            cudart_cache_error(code, made);
+            cudart_cache_error(view, code, made);
         else
             PyErr_Clear();
     }
@@ -433,7 +434,8 @@ static inline int cudart_claim_helpers(PyObject *helpers)
 }
 
 /* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
-static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
+static inline int cudart_checked_helpers(cudart_view *view, PyObject *helpers,
+                                         PyObject *namespace)
 {
     PyObject *make_error = PyDict_GetItemString(namespace, "_error");
     PyObject *lib = PyDict_GetItemString(namespace, "_lib");
@@ -443,7 +445,7 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     }
     Py_INCREF(make_error);
     Py_INCREF(lib);
-    PyObject **const slots[] = {&cudart_make_error, &cudart_error_lib,      &cudart_claim,
+    PyObject **const slots[] = {&view->make_error,  &view->error_lib,       &cudart_claim,
                                 &cudart_unclaim,    &cudart_destroyed,      &cudart_failures,
                                 &cudart_report_failures};
     PyObject *made[] = {
@@ -458,7 +460,7 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     int found = made[2] && made[3] && made[4] && made[5] && made[6];
     int r = cudart_replace_all(slots, made, 7);
     if (found)
-        cudart_forget_errors(); /* made by the error factory replaced above */
+        cudart_forget_errors(view); /* made by the error factory replaced above */
     return r || cudart_claim_helpers(helpers) < 0 ? -1 : 0;
 }
 
@@ -483,7 +485,6 @@ static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeOb
  * so inspect.signature, help() and inspect.getsource see the Python function's own. It
  * is called through vectorcall, as a builtin function is: the slot and flag are CPython's
  * stable ABI (the limited API names them from 3.12; 3.11 has them at these values). */
-typedef PyObject *(*cudart_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
 #define CUDART_TPFLAGS_HAVE_VECTORCALL (1UL << 11)
 #define CUDART_NARGS(nargsf) ((Py_ssize_t)((nargsf) & ~((size_t)1 << (8 * sizeof(size_t) - 1))))
 
@@ -491,7 +492,14 @@ typedef struct {
     PyObject_HEAD
     PyObject *dict;
     cudart_vectorcall call;
+    cudart_view *view; /* the view it serves */
 } cudart_checked_object;
+
+/* The view a compiled checked function serves (`self` is the function object). */
+static inline cudart_view *cudart_checked_view(PyObject *self)
+{
+    return ((cudart_checked_object *)self)->view;
+}
 
 static PyObject *cudart_checked_type; /* made once, by cudart_checked_new (published once) */
 
@@ -591,7 +599,7 @@ static PyType_Spec cudart_checked_spec = {
 };
 
 /* A new compiled checked function calling `call`; NULL with an exception set. */
-static inline PyObject *cudart_checked_new(cudart_vectorcall call)
+static inline PyObject *cudart_checked_new(cudart_vectorcall call, cudart_view *view)
 {
     PyObject *type = CUDART_LOAD_ACQUIRE(cudart_checked_type);
     if (!type) {
@@ -605,11 +613,111 @@ static inline PyObject *cudart_checked_new(cudart_vectorcall call)
         return NULL; /* (PyObject_Init took a reference to the heap type) */
     f->dict = PyDict_New();
     f->call = call;
+    f->view = view;
     if (!f->dict) {
         Py_DECREF(f);
         return NULL;
     }
     return (PyObject *)f;
+}
+
+/* ---------------------------------------------------------------- a view's checked() */
+
+/* checked(reference, helpers, namespace) -> {name: function}: the view's compiled checked
+ * functions standing for those of `reference` (name -> the Python checked function),
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
+static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    cudart_view *view = cudart_view_of(self);
+    if (cudart_arity("checked", nargs, 3) < 0)
+        return NULL;
+    PyObject *reference = args[0], *namespace = args[2];
+    if (!PyDict_Check(reference) || !PyDict_Check(namespace)) {
+        PyErr_SetString(PyExc_TypeError, "checked(reference, helpers, namespace): two dicts");
+        return NULL;
+    }
+    if (cudart_checked_helpers(view, args[1], namespace) < 0)
+        return NULL;
+    PyObject *raw = PyDict_GetItemString(namespace, "_lib");
+    Py_ssize_t handles = 0;
+    for (const int *i = view->handle_list; *i >= 0; i++, handles++)
+        if (cudart_checked_class(raw, view->handle_names[*i], &view->handles[*i]) < 0)
+            return NULL;
+    for (const int *i = view->enum_list; *i >= 0; i++)
+        if (cudart_checked_class(raw, view->enum_names[*i], &view->enums[*i]) < 0)
+            return NULL;
+    /* The handle classes the functions read and make (their memory is found once). */
+    PyTypeObject ***classes = PyMem_Malloc(sizeof(PyTypeObject **) * (size_t)(handles + 1));
+    if (!classes)
+        return PyErr_NoMemory();
+    for (Py_ssize_t n = 0; n < handles; n++)
+        classes[n] = &view->handles[view->handle_list[n]];
+    classes[handles] = NULL;
+    cudart_checked_find_memory(cudart_c_void_p, (PyTypeObject **const *)classes);
+    PyMem_Free(classes);
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
+    for (const cudart_checked_entry *e = view->checked; out && e->name; e++) {
+        PyObject *ref = PyDict_GetItemString(reference, e->name);
+        if (!ref)
+            continue;
+        CUDART_STORE_RELAXED(view->reports[e->index],
+                             (char)(PyDict_GetItemString(reporting, e->name) != NULL));
+        Py_INCREF(ref);
+        PyObject *fn = CUDART_REPLACE(view->references[e->index], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(e->call, view);
+        if (!fn || PyDict_SetItemString(out, e->name, fn) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(fn);
+    }
+    Py_XDECREF(reporting);
+    return out;
+}
+
+/* A view module's own functions besides the minor's: bind, variant, checked... */
+static PyMethodDef cudart_view_support_methods[] = {
+    CUDART_SUPPORT_METHODS
+    {"checked", (PyCFunction)(void (*)(void))cudart_checked_install, METH_FASTCALL,
+     "checked(reference, helpers, namespace) -> the compiled checked functions"},
+    {NULL, NULL, 0, NULL},
+};
+
+/* The module of `view` (cudart._fast_<ver>), whose definition's methods are
+ * cudart_view_support_methods: made on first use, then always that one
+ * (published once: threads making it at once keep the first). A new reference. */
+static PyObject *cudart_view_module(cudart_view *view)
+{
+    PyObject *module = CUDART_LOAD_ACQUIRE(view->module);
+    if (module) {
+        Py_INCREF(module);
+        return module;
+    }
+    if (cudart_main_interpreter_only(view->def.m_name) < 0)
+        return NULL;
+    /* Its definition was readied by the extension's exec (PyModuleDef_Init), once. */
+    module = PyModule_Create(&view->def);
+    if (!module)
+        return NULL;
+#ifdef Py_GIL_DISABLED
+    PyUnstable_Module_SetGIL(module, Py_MOD_GIL_NOT_USED);
+#endif
+    if (PyModule_AddFunctions(module, view->functions) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", view->cuda_version) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    module = cudart_publish_once(&view->module, module);
+    Py_INCREF(module);
+    return module;
 }
 
 #endif /* CUDART_FASTCHECKED_H */

@@ -9,6 +9,11 @@ cached as any module's is) and executed once per version imported. Which views e
 the generated table `cudart._versions` (VIEWS); this module is the one place that knows
 how a view's name maps to its merged file, and the generator names its files by it.
 
+The compiled backend is merged the same way (one extension per header family and CUDA
+major, cudart/_fast_12.c, generator/render/compiled.py): `import cudart._fast_12050` is
+answered by the extension cudart._fast_12, whose view(12050) makes (once) the module of
+exactly that minor's functions.
+
 Standard library only, and only what `import cudart` already pays for.
 """
 
@@ -19,6 +24,9 @@ import sys
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
 _PACKAGE = __name__.rpartition(".")[0]
+# The compiled backend's views (cudart._fast_12050, cudart._fast_driver_13000) and the
+# layer whose versions they are views of.
+COMPILED_LAYERS = {"_fast": "sys", "_fast_driver": "driver"}
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -73,9 +81,49 @@ def view_version(module_name: str, held: tuple[int, ...]) -> int:
     return split[1]
 
 
+def compiled_extension(layer: str, version: int) -> str:
+    """The extension holding the compiled view `<layer>_<version>`: _fast_12 for _fast_12050."""
+    return f"{layer}_{version // 1000}"
+
+
+class CompiledViewLoader:
+    """Makes cudart._fast_<ver> as its extension's view(<ver>): the module is the
+    extension's own, made once, whatever imports it."""
+
+    def __init__(self, extension: str, version: int) -> None:
+        self.extension = extension
+        self.version = version
+
+    def create_module(self, spec: ModuleSpec):
+        import importlib
+
+        try:
+            return importlib.import_module(self.extension).view(self.version)
+        except LookupError as exc:  # a build holding other views (CUDART_VIEW)
+            raise ImportError(str(exc), name=spec.name) from None
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+def _compiled_spec(fullname: str, layer: str, version: int) -> ModuleSpec | None:
+    """The spec of a compiled view, where its extension is built (its origin is the
+    extension's file: cudart._backend.refuse_foreign_build reads it)."""
+    import importlib.util
+
+    if not is_view(COMPILED_LAYERS[layer], version):
+        return None
+    extension = f"{_PACKAGE}.{compiled_extension(layer, version)}"
+    found = importlib.util.find_spec(extension)
+    if found is None:
+        return None
+    return ModuleSpec(fullname, CompiledViewLoader(extension, version), origin=found.origin)  # type: ignore[arg-type]
+
+
 class ViewFinder:
-    """Finds cudart.<layer>_<version> for every view of cudart._versions (a
-    sys.meta_path finder; it answers no other name)."""
+    """Finds cudart.<layer>_<version> for every view of cudart._versions, and the
+    compiled backend's views of those (cudart._fast_12050), a sys.meta_path finder;
+    it answers no other name."""
 
     @classmethod
     def find_spec(cls, fullname: str, path=None, target=None) -> ModuleSpec | None:
@@ -83,6 +131,8 @@ class ViewFinder:
         if package != _PACKAGE:
             return None
         split = split_name(name)
+        if split is not None and split[0] in COMPILED_LAYERS:
+            return _compiled_spec(fullname, *split)
         if split is None or not is_view(*split):
             return None
         source = os.path.join(_FOLDER, merged_name(*split) + ".py")

@@ -33,8 +33,7 @@ from .render.base import (
     render_template,
 )
 from .render.checked import render_checked
-from .render.compiled import render_fast
-from .render.fast import fast_module_name
+from .render.compiled import FastPieces, merge_fast, render_fast
 from .render.raw import render_module
 from .resolve import describe, doc_name_mismatches, table_uses
 from .tree import FOLDER_GUARD, GENERATED, REPO
@@ -58,6 +57,9 @@ class RenderedVersion:
     log: tuple[str, ...] = ()  # progress lines of a worker, replayed by the parent
     # The other surfaces' snapshots (nvrtc_outputs_<key>.txt), by surface.
     surface_snapshots: tuple[tuple[str, str], ...] = ()
+    # The compiled backend's pieces of each surface that has one (merged per major into
+    # generated/_fast_<major>.c by fast_files).
+    fast: tuple[FastPieces, ...] = ()
 
 
 def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
@@ -78,14 +80,20 @@ def render_version(
     family = manifest.families[pin.family]
     files: dict[str, str] = {}
     snapshots: dict[str, str] = {}
+    fast: list[FastPieces] = []
     for surface in family.surfaces:
-        rendered_files, snapshots[surface] = _render_surface(manifest, key, surface, progress)
+        rendered_files, snapshots[surface], pieces = _render_surface(
+            manifest, key, surface, progress
+        )
         files.update(rendered_files)
+        if pieces is not None:
+            fast.append(pieces)
     return RenderedVersion(
         key=key,
         files=files,
         snapshot=snapshots.pop(DEFAULT_SURFACE, ""),
         surface_snapshots=tuple(snapshots.items()),
+        fast=tuple(fast),
     )
 
 
@@ -95,7 +103,7 @@ _API_NAMES = {DEFAULT_SURFACE: "runtime", "driver": "driver"}
 
 def _render_surface(
     manifest: Manifest, key: str, surface: str, progress: Progress
-) -> tuple[dict[str, str], str]:
+) -> tuple[dict[str, str], str, FastPieces | None]:
     pin = manifest.get(key)
     headers = fetch_version(manifest, key, progress, surface)
     tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
@@ -121,10 +129,10 @@ def _render_surface(
         module_name(pin.number, surface) + ".py": render_module(generation),
         checked_module_name(pin.number, surface) + ".py": render_checked(generation),
     }
-    if surface in COMPILED_SURFACES:
-        # The compiled backend of the raw module (generator/render/fast.py).
-        files[fast_module_name(pin.number, surface) + ".c"] = render_fast(generation)
-    return files, "".join(describe(plan) + "\n" for plan in plans)
+    # The compiled backend of the raw module (generator/render/fast.py): this minor's
+    # pieces of its major's C file.
+    pieces = render_fast(generation) if surface in COMPILED_SURFACES else None
+    return files, "".join(describe(plan) + "\n" for plan in plans), pieces
 
 
 def surface_context(
@@ -288,6 +296,16 @@ def split_files(
     return by_module, files
 
 
+def fast_files(rendered: list[RenderedVersion]) -> dict[str, str]:
+    """The compiled backend's C files, one per (family, major), from the minors' pieces
+    (generator/render/compiled.py)."""
+    by_file: dict[str, list[FastPieces]] = {}
+    for version in rendered:
+        for pieces in version.fast:
+            by_file.setdefault(pieces.merged + ".c", []).append(pieces)
+    return {name: merge_fast(found) for name, found in sorted(by_file.items())}
+
+
 def merged_files(by_module: dict[str, dict[int, str]]) -> dict[str, str]:
     return {f"{merged}.py": merged_module(merged, sources) for merged, sources in by_module.items()}
 
@@ -304,7 +322,8 @@ def tree_files(rendered: dict[str, RenderedVersion], manifest: Manifest) -> dict
     """The whole of generated/ for the manifest: every major's merged modules and
     compiled C, plus the version-set files."""
     by_module, files = split_files(rendered, newest_number(manifest))
-    return merged_files(by_module) | files | package_files(manifest)
+    fast = fast_files(list(rendered.values()))
+    return merged_files(by_module) | files | fast | package_files(manifest)
 
 
 def version_files(
@@ -312,12 +331,14 @@ def version_files(
 ) -> tuple[RenderedVersion, dict[str, str]]:
     """One version rendered, and the files of generated/ it changes: its major's merged
     modules (the other versions as `target`'s merged modules hold them, or rendered too
-    where `target` has none), its compiled C, the version-set files."""
+    where `target` has none), its major's compiled C (the major's other versions
+    rendered too: the C is merged from every minor's pieces), the version-set files."""
     rendered = render_version(manifest, key, progress)
     by_module, files = split_files({key: rendered}, newest_number(manifest))
     number = manifest.get(key).number
     wanted = {manifest.get(k).number for k in manifest.keys()}
-    missing = False
+    # The C of the major is merged from every minor's pieces, which no file keeps.
+    missing = bool(rendered.fast)
     for merged, sources in by_module.items():
         committed = read_merged(target / f"{merged}.py")
         if committed is None:
@@ -326,19 +347,21 @@ def version_files(
         for version in committed.versions:
             if version != number and version in wanted:
                 sources[version] = committed.project(version)
+    major = [rendered]
     if missing:
-        progress(f"{target} has no merged module of CUDA {number // 1000}: rendering it whole")
+        progress(f"CUDA {number // 1000}'s other versions are rendered too (its merged files)")
         others = [
             k
             for k in manifest.keys()
             if k != key and manifest.get(k).number // 1000 == number // 1000
         ]
-        more, _ = split_files(
-            {k: render_version(manifest, k, progress) for k in others}, newest_number(manifest)
-        )
+        more_rendered = {k: render_version(manifest, k, progress) for k in others}
+        major += list(more_rendered.values())
+        more, _ = split_files(more_rendered, newest_number(manifest))
         for merged, sources in more.items():
             by_module[merged] = sources | by_module[merged]
-    return rendered, merged_files(by_module) | files | package_files(manifest)
+    fast = fast_files(major)
+    return rendered, merged_files(by_module) | files | fast | package_files(manifest)
 
 
 def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:

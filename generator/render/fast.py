@@ -1,4 +1,5 @@
-"""The compiled view: model -> generated/_fast_<version>.c through templates/fast_module.c.j2.
+"""The compiled view: model -> one minor's pieces of generated/_fast_<major>.c (templates/
+fast_module.c.j2's macros; generator/render/compiled.py merges the minors of a major).
 
 The second backend of the raw layer (issue 13): a CPython extension (limited API 3.11
 with a GIL, the full API on a free-threaded Python: cudart/_capi.h; multi-phase init,
@@ -63,10 +64,20 @@ _LARGEST_REGISTER_RECORD = 16
 
 
 def fast_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
-    """_fast_12050 (the runtime's), _fast_driver_12050 (another family's)."""
+    """_fast_12050 (the runtime's view), _fast_driver_12050 (another family's)."""
     if surface == RUNTIME_SURFACE:
         return f"_fast_{cuda_version}"
     return f"_fast_{surface}_{cuda_version}"
+
+
+def fast_merged_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
+    """The extension (and C file) of a version's major: _fast_12, _fast_driver_13."""
+    return fast_module_name(cuda_version // 1000, surface)
+
+
+# What a piece's own C names end with where the minors of a major render it otherwise:
+# generator/render/compiled.py makes it "" or "_<the first minor of that text>".
+SUFFIX = "\x01"
 
 
 @dataclass(frozen=True)
@@ -105,7 +116,8 @@ _RECORD = Converter(
     "cudart_by_value",
     "a",
     "",
-    '"{record_class}", (Py_ssize_t)sizeof {v}, &cudart_class_{record}',
+    'view->raw_module, "{record_class}", (Py_ssize_t)sizeof {v}, '
+    "&view->classes[cudart_class_{record_class}]",
     "{v}",
     "y#",
     "(const char *)&{v}, (Py_ssize_t)sizeof {v}",
@@ -271,7 +283,9 @@ class FastFunction:
 
 @dataclass(frozen=True)
 class FastRecord:
-    name: str  # the C type's name here (the typedef's, where one names the record)
+    # The C type's name here (the typedef's, where one names the record), then its size
+    # and alignment: a record whose layout differs between minors is two C types.
+    name: str
     python_class: str  # the ctypes class's __name__ (the record's own name)
     c_spelling: str  # how the headers spell it ("struct cudaExtent", "dim3")
     size: int
@@ -359,7 +373,9 @@ class FastView:
         result, result_type, record = self._result(f.result)
         prototype = c_prototype(self.types, f)
         types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
-        declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
+        declaration = self.types.c_declaration(
+            f.result, f"(*cudart_decl_{public}{SUFFIX})({types})"
+        )
         doc = _c_string(function_doc(public, f, prototype))
         return FastFunction(
             public,
@@ -451,6 +467,7 @@ class FastView:
                 "goes in floating-point registers, which bytes of its size do not reproduce"
             )
         spelling = name if name != rec.name else (rec.c_spelling or f"struct {rec.name}")
+        name = f"{name}_{rec.size}_{rec.align}"
         seen = self._records.get(name)
         argument = argument or (seen is not None and seen.argument)
         self._records[name] = FastRecord(name, rec.name, spelling, rec.size, rec.align, argument)

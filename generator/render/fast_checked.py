@@ -189,7 +189,7 @@ class CheckedCompiler:
         if p.kind is ParamKind.HANDLE:
             handle = p.ctype
             self.handle_classes.add(handle)
-            convert = f"cudart_c_handle(x, cudart_handle_{handle}, {out})"
+            convert = f"cudart_c_handle(x, view->handles[cudart_handle_{handle}], {out})"
         elif p.kind is ParamKind.POINTER:
             convert = f"cudart_c_address(x, 1, 0, {out})"
         elif p.kind is ParamKind.REF:
@@ -219,9 +219,8 @@ class CheckedCompiler:
         if r.enum is not None:
             self.enum_classes.add(r.enum)
             self.members[r.enum] = (r.members or frozenset(), r.flags)
-            return self._integer(
-                fp, f"cudart_c_enum(x, cudart_enum_{r.enum}, cudart_member_{r.enum}, &n)"
-            )
+            at = f"[cudart_enum_{r.enum}]"
+            return self._integer(fp, f"cudart_c_enum(x, view->enums{at}, view->members{at}, &n)")
         if r.low < 0:
             return self._integer(fp, f"cudart_c_signed(x, {_low(r.low)}, {r.high}LL, &n)")
         return self._integer(fp, f"cudart_c_unsigned(x, {_high(r.high)}, &n)")
@@ -245,12 +244,12 @@ class CheckedCompiler:
     def _output(self, p, c) -> str:
         if p.kind is ParamKind.HANDLE:
             self.handle_classes.add(p.ctype)
-            return f"cudart_c_new_handle(cudart_handle_{p.ctype}, {{slot}})"
+            return f"cudart_c_new_handle(view->handles[cudart_handle_{p.ctype}], {{slot}})"
         code = self._slot_code(p, c)
         if p.kind is ParamKind.ENUM:
             enum = p.py_type
             self.enum_classes.add(enum)
-            return f"cudart_c_enum_value(cudart_enum_{enum}, '{code}', {{slot}})"
+            return f"cudart_c_enum_value(view->enums[cudart_enum_{enum}], '{code}', {{slot}})"
         # A scalar's `.value`; an address's `.value or 0`, which reading a 'P' slot is.
         return f"cudart_output_value('{code}', {{slot}})"
 

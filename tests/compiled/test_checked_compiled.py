@@ -22,10 +22,10 @@ import pickle
 
 import needs
 import pytest
-from fast_support import compiler, recording_module
+from fast_support import compiler, merged_source, recording_module
 from fuzz_ranges import _bad_values, _fillers, specs
 from models import models_for
-from suite import REPO, quiet, run_python, version_keys
+from suite import quiet, run_python, version_keys
 from thread_storm import storm
 
 from cudart import _checked
@@ -47,8 +47,9 @@ SURFACES = {
 
 
 def _has_checked_c(key: str, surface: str) -> bool:
-    source = REPO / "generated" / f"{SURFACES[surface][2]}{_number(key)}.c"
-    return source.is_file() and "cudart_checked_install" in source.read_text()
+    source = merged_source(_number(key), surface)
+    view = f"cudart_checked_entry cudart_checked_{_number(key)}[]"
+    return source.is_file() and view in source.read_text()
 
 
 # Every version whose generated C has the checked functions: each is the recording test

@@ -26,6 +26,7 @@ from fast_support import (
     compiler,
     extension,
     fast_module,
+    merged_source,
     python_include,
     recording_module,
 )
@@ -44,10 +45,13 @@ def _number(key: str) -> int:
     return int(major) * 1000 + int(minor) * 10
 
 
-def _judge(source: Path, include_dirs=None) -> subprocess.CompletedProcess:
+def _judge(source: Path, include_dirs=None, view: int | None = None) -> subprocess.CompletedProcess:
     """One generated module, syntax and types only, every warning an error: against the
-    pinned headers (`include_dirs`), or as users build it (None: no CUDA header)."""
+    pinned headers (`include_dirs`, of one version: its `view` alone,
+    -DCUDART_VIEW), or as users build it (None: no CUDA header, every view)."""
     cmd = [compiler() or "cc", *JUDGE_FLAGS, "-fsyntax-only"]
+    if view is not None:
+        cmd.append(f"-DCUDART_VIEW={view}")
     if include_dirs is not None:
         cmd += ["-DCUDART_FAST_PINNED_HEADERS", *shim_args()]
         for d in include_dirs:
@@ -73,12 +77,24 @@ def judged(header_sets):
 
     def one(job: tuple[str, str, bool]):
         key, surface, pinned = job
-        source = REPO / "generated" / f"{SURFACES[surface][1]}{_number(key)}.c"
-        return job, _judge(source, include_dirs(key, surface) if pinned else None)
+        source = merged_source(_number(key), surface)
+        if pinned:  # that version's view alone, against its headers
+            return job, _judge(source, include_dirs(key, surface), _number(key))
+        return job, _judge(source)  # every view of the major, as users build it
 
-    jobs = [(k, s, pinned) for k in header_sets for s in SURFACES for pinned in (True, False)]
+    # The users' build once per (family, major): every version of it reads that one.
+    first: dict[tuple[Path, str], str] = {}
+    for k in header_sets:
+        for s in SURFACES:
+            first.setdefault((merged_source(_number(k), s), s), k)
+    jobs = [(k, s, True) for k in header_sets for s in SURFACES]
+    jobs += [(k, s, False) for (_source, s), k in first.items()]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, jobs))
+        done = dict(pool.map(one, jobs))
+    for k in header_sets:
+        for s in SURFACES:
+            done[k, s, False] = done[first[merged_source(_number(k), s), s], s, False]
+    return done
 
 
 @pytest.mark.parametrize("surface", SURFACES)
@@ -103,12 +119,12 @@ def test_the_users_build_compiles_without_a_warning(judged, key, surface):
 
 
 def _sabotaged(tmp_path: Path, old: str, new: str) -> Path:
-    """The 12.5 module with `old` replaced by `new`: the one occurrence, or the first in
+    """The 12.x module with `old` replaced by `new`: the one occurrence, or the first in
     cudaMalloc's function."""
-    source = (REPO / "generated" / "_fast_12050.c").read_text()
+    source = merged_source(12050).read_text()
     start = 0 if source.count(old) == 1 else source.index("*cudart_fn_cudaMalloc(")
     at = source.index(old, start)
-    path = tmp_path / "_fast_12050.c"
+    path = tmp_path / "_fast_12.c"
     path.write_text(source[:at] + new + source[at + len(old) :])
     return path
 
@@ -126,8 +142,8 @@ def _sabotaged(tmp_path: Path, old: str, new: str) -> Path:
         ("(unsigned long)u1);", "(int)u1);", "sign-conversion"),
         # A record by value of the wrong size.
         (
-            "unsigned char bytes[24]; } cudart_record_cudaExtent;",
-            "unsigned char bytes[32]; } " "cudart_record_cudaExtent;",
+            "unsigned char bytes[24]; } cudart_record_cudaExtent_24_8;",
+            "unsigned char bytes[32]; } " "cudart_record_cudaExtent_24_8;",
             "cudaExtent: size",
         ),
     ],
@@ -136,7 +152,7 @@ def test_the_judge_refuses_a_wrong_declaration(header_sets, tmp_path, old, new, 
     if compiler() is None:
         pytest.skip("no C compiler")
     source = _sabotaged(tmp_path, old, new)
-    proc = _judge(source, header_sets["12.5"].include_dirs)
+    proc = _judge(source, header_sets["12.5"].include_dirs, 12050)
     assert proc.returncode != 0
     assert complaint in proc.stderr
 
@@ -444,8 +460,8 @@ def test_a_protocol_drift_of_fastcall_h_fails_the_compile(tmp_path, old, new):
     header = (REPO / "cudart" / "_fastcall.h").read_text()
     assert header.count(old) == 1
     (tmp_path / "_fastcall.h").write_text(header.replace(old, new))
-    source = tmp_path / "_fast_12050.c"  # its "_fastcall.h" is the one beside it
-    source.write_text((REPO / "generated" / "_fast_12050.c").read_text())
+    source = tmp_path / "_fast_12.c"  # its "_fastcall.h" is the one beside it
+    source.write_text(merged_source(12050).read_text())
     proc = _judge(source)
     assert proc.returncode != 0
     assert "_fastcall.h disagrees with cudart/_fastproto.py" in proc.stderr
@@ -493,6 +509,70 @@ print(json.dumps(out))
     assert out["text"] == "invalid argument"
     assert out["desc"] == "cudaChannelFormatDesc"
     assert out["device"] in (0, 35, 100)  # a GPU, no driver, no device
+
+
+TWO_VIEWS_CHILD = r"""
+import ctypes, importlib, json
+import cudart
+from cudart import _checked
+a = importlib.import_module("cudart._fast_12050")
+b = importlib.import_module("cudart._fast_12080")
+raw = {v: importlib.import_module(f"cudart.sys_{v}") for v in (12050, 12080)}
+out = {"versions": [a.CUDA_VERSION, b.CUDA_VERSION]}
+out["same_extension"] = a.__spec__.origin == b.__spec__.origin
+out["names"] = [
+    {n for n in dir(m) if n.startswith("cuda")} == set(vars(raw[v])["_FUNCTIONS"])
+    for m, v in ((a, 12050), (b, 12080))
+]
+# A name of 12.8 that 12.5 lacks: absent from 12.5's view, and bind() refuses it there.
+extra = sorted(n for n in set(dir(b)) - set(dir(a)) if n.startswith("cuda"))
+out["extra"] = bool(extra) and not any(hasattr(a, n) for n in extra)
+try:
+    a.bind(extra[0], extra[0], ctypes.CDLL(None)._handle)
+    out["bind_refused"] = False
+except LookupError:
+    out["bind_refused"] = True
+# Slots: binding one view's function leaves the other view's as it was.
+before = b.address("cudaGetDevice")
+assert a.bind("cudaGetDevice", "abs", ctypes.CDLL(None)._handle)
+out["slots"] = [a.cudaGetDevice(7) == 7, b.address("cudaGetDevice") == before]
+# Record classes: each view takes its own raw module's records by value.
+def takes(m, record):
+    try:
+        m.cudaMalloc3D(None, record)
+    except ctypes.ArgumentError:
+        return False
+    except RuntimeError:  # converted, then unbound
+        return True
+    return True
+out["records"] = [
+    takes(a, raw[12050].cudaExtent()), takes(a, raw[12080].cudaExtent()),
+    takes(b, raw[12080].cudaExtent()), takes(b, raw[12050].cudaExtent()),
+]
+# Checked references: each view's compiled checked function falls back to its own.
+made = {}
+for name, m in (("a", a), ("b", b)):
+    ref = {"cudaSetDevice": lambda *args, who=name, **kw: (who, list(args), kw)}
+    ns = vars(importlib.import_module(f"cudart.checked_{m.CUDA_VERSION}"))
+    made[name] = m.checked(ref, _checked, ns)["cudaSetDevice"]
+out["references"] = [made["a"](device=1), made["b"](device=2)]
+print(json.dumps(out))
+"""
+
+
+def test_two_views_of_one_major_keep_their_own_state():
+    # One extension (cudart._fast_12) serves both; each view has exactly its minor's
+    # functions, its own slots, record classes and checked references.
+    import json
+
+    fast_module(12050)
+    out = json.loads(run_python(TWO_VIEWS_CHILD).stdout)
+    assert out["versions"] == [12050, 12080] and out["same_extension"]
+    assert out["names"] == [True, True]
+    assert out["extra"] and out["bind_refused"]
+    assert out["slots"] == [True, True]
+    assert out["records"] == [True, False, True, False]
+    assert out["references"] == [["a", [], {"device": 1}], ["b", [], {"device": 2}]]
 
 
 def test_a_status_is_the_int_c_returned():

@@ -32,6 +32,8 @@ pytestmark = pytest.mark.backend
 # The runtime these tests load (every machine running the suite has its wheel cached).
 RUNTIME = "12.5"
 RUNTIME_MODULE = "_fast_12050"
+# The extension holding it (one per family and major: generator/render/compiled.py).
+RUNTIME_EXTENSION = "_fast_12"
 LIMITED_API_SUFFIX = ".abi3.so"
 
 
@@ -88,7 +90,7 @@ def test_a_free_threaded_python_takes_ctypes_over_an_abi3_build(tmp_path, header
     says why once (a warning naming the file), and does not crash (before: SIGSEGV in
     PyInit of the abi3 module, at the first call)."""
     python = freethreaded_python()
-    abi3 = REPO / "cudart" / f"{RUNTIME_MODULE}{LIMITED_API_SUFFIX}"
+    abi3 = REPO / "cudart" / f"{RUNTIME_EXTENSION}{LIMITED_API_SUFFIX}"
     if not abi3.exists():
         skip_or_fail_missing()
     tree = _tree_with_only_abi3_builds(tmp_path / "tree")
@@ -104,7 +106,7 @@ def test_a_free_threaded_python_takes_ctypes_over_an_abi3_build(tmp_path, header
 
 def test_a_free_threaded_python_refuses_an_abi3_build_when_compiled_is_asked(tmp_path, header_sets):
     python = freethreaded_python()
-    if not (REPO / "cudart" / f"{RUNTIME_MODULE}{LIMITED_API_SUFFIX}").exists():
+    if not (REPO / "cudart" / f"{RUNTIME_EXTENSION}{LIMITED_API_SUFFIX}").exists():
         skip_or_fail_missing()
     tree = _tree_with_only_abi3_builds(tmp_path / "tree")
     env = _runtime_env(header_sets, PYTHONPATH=str(tree), CUDART_BACKEND="compiled")
@@ -118,7 +120,7 @@ def test_a_free_threaded_python_refuses_an_abi3_build_when_compiled_is_asked(tmp
     assert proc.returncode == 1, f"exit {proc.returncode}:\n{proc.stderr[-3000:]}"
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: $CUDART_BACKEND=compiled, but "), last
-    assert f"{RUNTIME_MODULE}{LIMITED_API_SUFFIX}" in last and "free-threaded" in last
+    assert f"{RUNTIME_EXTENSION}{LIMITED_API_SUFFIX}" in last and "free-threaded" in last
 
 
 # ---------------------------------------------------------------- the GIL stays off
@@ -132,6 +134,8 @@ from cudart.sys_12050 import cudaLaunchConfig_t
 calls = {}
 for name in names:
     module = importlib.import_module(name)
+    if hasattr(module, "view"):  # a compiled backend's extension: one of its views
+        module = module.view(12050 if 12050 in module.VERSIONS else module.VERSIONS[0])
     if name.endswith("_fastlaunch"):
         config, func = cudaLaunchConfig_t(), ctypes.c_void_p(1)
         launcher = module.Launcher(1, config, ctypes.addressof(config), func,
@@ -143,7 +147,7 @@ for name in names:
     else:
         handle = _loader.load_runtime().cdll._handle
         calls[name] = module.bind("cudaGetDevice", "cudaGetDevice", handle)
-        if name.endswith("_12050"):
+        if module.CUDA_VERSION == 12050:
             module.bind("cudaRuntimeGetVersion", "cudaRuntimeGetVersion", handle)
             version = ctypes.c_int()
             calls[name] = (module.cudaRuntimeGetVersion(ctypes.byref(version)), version.value)
@@ -164,7 +168,7 @@ def test_every_free_threaded_build_keeps_the_gil_off(header_sets):
     suffix = freethreaded_suffix()
     builds = sorted(p for p in (REPO / "cudart").rglob(f"*{suffix}"))
     names = [".".join(p.relative_to(REPO).with_name(p.name[: -len(suffix)]).parts) for p in builds]
-    if f"cudart.{RUNTIME_MODULE}" not in names:
+    if f"cudart.{RUNTIME_EXTENSION}" not in names:
         pytest.skip(
             f"no build of the compiled backend for {python}: run `{python} setup.py "
             "build_ext --inplace`"
@@ -179,7 +183,7 @@ def test_every_free_threaded_build_keeps_the_gil_off(header_sets):
         )
     )
     assert found["files"] == [str(p) for p in builds]
-    assert found["calls"][f"cudart.{RUNTIME_MODULE}"] == [0, 12050]
+    assert found["calls"][f"cudart.{RUNTIME_EXTENSION}"] == [0, 12050]
     assert found["backend"] == "compiled"
     assert found["gil"] is False
 

@@ -94,13 +94,18 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     layers = [f"{f}_12" for f in ("_checked", "_driver", "_driver_checked", "_nvjitlink")]
     layers += ["_nvjitlink_checked_12", "_nvrtc_12", "_nvrtc_checked_12", "_sys_12"]
     names = sorted(
-        ["__init__.py", "_fast_12020.c", "_fast_driver_12020.c", "_latest.pyi", "_versions.py"]
+        ["__init__.py", "_fast_12.c", "_fast_driver_12.c", "_latest.pyi", "_versions.py"]
         + [f"{layer}.py" for layer in layers]
         + ["checked_12020.pyi", "sys_12020.pyi"]
     )
     assert sorted(p.name for p in out.iterdir()) == names
-    for name in ("__init__.py", "_fast_12020.c", "_fast_driver_12020.c"):
-        assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
+    assert (out / "__init__.py").read_bytes() == (GENERATED / "__init__.py").read_bytes()
+    # The compiled C of a manifest of 12.2 alone holds 12.2's view alone (the committed
+    # file merges every 12.x view, so the bytes differ; the judge compiles each view).
+    for name in ("_fast_12.c", "_fast_driver_12.c"):
+        text = (out / name).read_text()
+        assert "static cudart_view cudart_view_12020 = {" in text
+        assert "cudart_view_12050" not in text
     for layer in layers:
         view = f"{layer[1:-3]}_12020"
         merged = read_merged(out / f"{layer}.py")
@@ -113,8 +118,9 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
 
 
 def test_generate_one_version_keeps_the_others_of_its_major(tmp_path):
-    """`generate 12.5` into a tree that has 12.x's merged modules renders 12.5 alone and
-    merges it with the others as the tree holds them: the committed tree comes back."""
+    """`generate 12.5` into a tree that has 12.x's merged modules merges 12.5 with the
+    others (the compiled C from every 12.x version's pieces, which no file keeps, so
+    those are rendered too): the committed tree comes back."""
     out = tmp_path / "generated"
     shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -123,7 +129,7 @@ def test_generate_one_version_keeps_the_others_of_its_major(tmp_path):
     )
     proc = bindgen("--output", str(out), "generate", "12.5")
     assert proc.returncode == 0, proc.stderr
-    assert "[12.5] rendering" in proc.stderr and "[12.4]" not in proc.stderr
+    assert "[12.5] rendering" in proc.stderr and "[13.0]" not in proc.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

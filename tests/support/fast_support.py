@@ -72,18 +72,27 @@ def skip_or_fail_missing() -> None:
 TEST_HOOKS = "CUDART_FAST_TEST_HOOKS"
 
 
+def merged_source(cuda_version: int, surface: str = "runtime") -> Path:
+    """The generated C of a version's (family, major): generated/_fast_12.c holds every
+    12.x view (generator/render/compiled.py), -DCUDART_VIEW=<ver> compiles one."""
+    major = cuda_version // 1000
+    stem = f"_fast_{major}" if surface == "runtime" else f"_fast_{surface}_{major}"
+    return REPO / "generated" / f"{stem}.c"
+
+
 def recording_module(cuda_version: int, surface: str = "runtime"):
     """cudart._fast_<ver> (the driver's: cudart._fast_driver_<ver>) built for tests
-    (TEST_HOOKS, every warning an error) from the generated source, loaded beside the
-    users' build (not in sys.modules: its slots are its own, unbound until bound). Built
-    once per source, header and flags."""
+    (TEST_HOOKS, every warning an error) from the generated source of its major, that
+    view only, loaded beside the users' build (not in sys.modules: its slots are its
+    own, unbound until bound). Built once per source, view, header and flags."""
     if compiler() is None:
         pytest.skip("no C compiler")
     stem = f"_fast_{cuda_version}" if surface == "runtime" else f"_fast_{surface}_{cuda_version}"
     if stem in _recording:
         return _recording[stem]
-    name = f"cudart.{stem}"
-    path = _test_build(REPO / "generated" / f"{stem}.c")
+    source = merged_source(cuda_version, surface)
+    name = f"cudart.{source.stem}"
+    path = _test_build(source, cuda_version)
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
@@ -91,12 +100,13 @@ def recording_module(cuda_version: int, surface: str = "runtime"):
     # multi-phase module is made apart, but its exec may import the package's modules).
     before = sys.modules.pop(name, None)
     try:
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        extension = importlib.util.module_from_spec(spec)
+        loader.exec_module(extension)
     finally:
         sys.modules.pop(name, None)
         if before is not None:
             sys.modules[name] = before
+    module = extension.view(cuda_version)  # type: ignore[attr-defined]
     _recording[stem] = module
     return module
 
@@ -104,7 +114,7 @@ def recording_module(cuda_version: int, surface: str = "runtime"):
 _recording: dict[str, object] = {}
 
 
-def _test_build(source: Path) -> Path:
+def _test_build(source: Path, view: int) -> Path:
     command = [
         compiler() or "cc",
         *JUDGE_FLAGS,
@@ -113,6 +123,7 @@ def _test_build(source: Path) -> Path:
         "-fPIC",
         "-shared",
         f"-D{TEST_HOOKS}",
+        f"-DCUDART_VIEW={view}",
         "-I",
         python_include(),
         "-I",
@@ -122,7 +133,7 @@ def _test_build(source: Path) -> Path:
     for part in (source, *sorted((REPO / "cudart").glob("*.h"))):
         digest.update(part.read_bytes())
     folder = Path(tempfile.gettempdir()) / f"cudart-test-hooks-{os.getuid()}"
-    path = folder / f"{source.stem}.{digest.hexdigest()[:16]}.so"
+    path = folder / f"{source.stem}.{view}.{digest.hexdigest()[:16]}.so"
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         # One build per source for the run's processes (the fuzz grid's children and the

@@ -1,0 +1,1 @@
+../generated/_fast_12.c

@@ -1,0 +1,1 @@
+../generated/_fast_driver_12.c
