@@ -219,14 +219,7 @@ def render_all(
         for surface in manifest.families[manifest.get(key).family].surfaces:
             fetch_version(manifest, key, lambda _message: None, surface)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=context,
-        initializer=die_with_parent,
-        initargs=(os.getpid(),),
-    )
-    with pool:
+    with _pool(jobs) as pool:
         futures = {key: pool.submit(_render_in_worker, manifest, key) for key in keys}
         out = {}
         for n, key in enumerate(keys, 1):
@@ -306,8 +299,27 @@ def fast_files(rendered: list[RenderedVersion]) -> dict[str, str]:
     return {name: merge_fast(found) for name, found in sorted(by_file.items())}
 
 
-def merged_files(by_module: dict[str, dict[int, str]]) -> dict[str, str]:
-    return {f"{merged}.py": merged_module(merged, sources) for merged, sources in by_module.items()}
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    return ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
+def merged_files(by_module: dict[str, dict[int, str]], jobs: int | None = None) -> dict[str, str]:
+    """Each merged module's text, made by up to `jobs` processes: merging a major's
+    versions (and proving the result gives each back) is as long as rendering them."""
+    jobs = min(jobs or default_jobs(), len(by_module)) or 1
+    if jobs == 1:
+        return {f"{m}.py": merged_module(m, sources) for m, sources in by_module.items()}
+    # The largest first, so that no process is left with a driver module at the end.
+    largest = sorted(by_module, key=lambda m: -sum(map(len, by_module[m].values())))
+    with _pool(jobs) as pool:
+        futures = {m: pool.submit(merged_module, m, by_module[m]) for m in largest}
+        return {f"{m}.py": futures[m].result() for m in by_module}
 
 
 _RAW_LAYER = module_name(0).rpartition("_")[0]

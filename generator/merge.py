@@ -20,8 +20,12 @@ Nothing here knows C, a model or libclang: it reads rendered Python only.
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
+import functools
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 VERSION_NAME = "_VERSION"
@@ -100,11 +104,14 @@ def split(source: str, version: int) -> list[_Piece]:
     it; multi-line literal tables split into their entries, and blocks into their
     statements."""
     tree = ast.parse(source)
-    inside = continuation_lines(tree)
+    # Sorted, so that each piece finds its own lines by bisection: a scan of them all
+    # per piece made the merge of a major's driver modules take seconds.
+    inside = sorted(continuation_lines(tree))
     lines = source.splitlines(keepends=True)
 
     def text(a: int, b: int) -> Text:  # lines a+1 .. b (1-based)
-        return Text("".join(lines[a:b]), frozenset(n - a for n in inside if a < n <= b))
+        within = inside[bisect.bisect_right(inside, a) : bisect.bisect_right(inside, b)]
+        return Text("".join(lines[a:b]), frozenset(n - a for n in within))
 
     def pieces(body: list[ast.stmt], start: int) -> list[_Piece]:
         out = []
@@ -463,13 +470,31 @@ class Reader:
         line = kept[at]
         head = "".join(kept[:at]) + line[len(_DOC) :]
         rest = "".join(kept[at + 1 :])
-        tree = ast.parse(head + rest)
-        doc = tree.body[0] if tree.body else None
-        if not isinstance(doc, ast.Expr):
+        end = _docstring_end(head + rest)
+        if end is None:
             raise MergeError("a merged module's view does not open with its docstring")
         lines = (head + rest).splitlines(keepends=True)
-        end = doc.end_lineno or doc.lineno
         return "".join(lines[:end]) + FUTURE_PIECE + "".join(lines[end:])
+
+
+def _docstring_end(text: str) -> int | None:
+    """The last line (1-based) of the docstring `text` opens with, or None where it opens
+    with anything else. Tokenized only as far as the docstring: parsing the whole module
+    for its first statement was a tenth of a regeneration."""
+    end = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if end is None and token.type in (tokenize.COMMENT, tokenize.NL):
+                continue
+            if token.type == tokenize.STRING:
+                end = token.end[0]
+                continue
+            if end is not None and token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                return end
+            return None
+    except tokenize.TokenError:
+        return None
+    return end
 
 
 def _is_gate(line: str) -> bool:
@@ -477,6 +502,7 @@ def _is_gate(line: str) -> bool:
     return code.startswith("if ") and code.endswith(":\n") and bool(_NAMES_VERSION.search(code))
 
 
+@functools.lru_cache(maxsize=4096)  # a major's few gates, read once per version and line
 def _holds(condition: str, version: int) -> bool:
     """A gate written by condition_text (only its forms), evaluated for `version`."""
     expr = ast.parse(condition, mode="eval").body

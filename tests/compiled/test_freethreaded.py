@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -120,7 +121,13 @@ def test_a_free_threaded_python_refuses_an_abi3_build_when_compiled_is_asked(tmp
     assert proc.returncode == 1, f"exit {proc.returncode}:\n{proc.stderr[-3000:]}"
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: $CUDART_BACKEND=compiled, but "), last
-    assert f"{RUNTIME_EXTENSION}{LIMITED_API_SUFFIX}" in last and "free-threaded" in last
+    # The first extension the import asks for is refused (cudart._fields, for the records,
+    # or the runtime's): the message names that file, in the tree, as an abi3 build.
+    named = re.search(r"(/\S+" + re.escape(LIMITED_API_SUFFIX) + ")", last)
+    assert named, last
+    refused = Path(named.group(1))
+    assert refused.parent == tree / "cudart" and refused.exists(), last
+    assert "free-threaded" in last
 
 
 # ---------------------------------------------------------------- the GIL stays off
@@ -144,6 +151,12 @@ for name in names:
         calls[name] = launcher.primed
     elif "_driver_" in name:
         calls[name] = module.address("cuInit")  # unbound: no libcuda here
+    elif name.endswith("_fields"):
+        # The record member descriptor in force is this build's; a store goes through it.
+        member = cudaLaunchConfig_t.__dict__["dynamicSmemBytes"]
+        config = cudaLaunchConfig_t()
+        config.dynamicSmemBytes = 2**64 - 1
+        calls[name] = [type(member) is module.IntegerField, config.dynamicSmemBytes]
     else:
         handle = _loader.load_runtime().cdll._handle
         calls[name] = module.bind("cudaGetDevice", "cudaGetDevice", handle)
@@ -184,6 +197,8 @@ def test_every_free_threaded_build_keeps_the_gil_off(header_sets):
     )
     assert found["files"] == [str(p) for p in builds]
     assert found["calls"][f"cudart.{RUNTIME_EXTENSION}"] == [0, 12050]
+    if "cudart._fields" in names:
+        assert found["calls"]["cudart._fields"] == [True, 2**64 - 1]
     assert found["backend"] == "compiled"
     assert found["gil"] is False
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from suite import GENERATED, REPO, run_python
 
-from generator.views import merged_module, read_merged, view_source
+from generator.generate import merged_files
+from generator.views import read_merged, view_source
 
 
 def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -172,11 +173,13 @@ def _repo_copy(tmp_path, drop: str):
     out = tmp_path / "generated"
     shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns(f"*_{number}.pyi", "__pycache__"))
     # The merged modules of its major, without it (what they were before it was added).
+    without = {}
     for path in out.glob(f"_*_{number // 1000}.py"):
         merged = read_merged(path)
         assert merged is not None, path
-        kept = {v: merged.project(v) for v in merged.versions if v != number}
-        path.write_text(merged_module(path.stem, kept))
+        without[path.stem] = {v: merged.project(v) for v in merged.versions if v != number}
+    for name, text in merged_files(without).items():
+        (out / name).write_text(text)
     snapshots = tmp_path / "snapshots"
     shutil.copytree(
         REPO / "tests" / "snapshots",

@@ -18,9 +18,13 @@ rm -rf .device/stage
 .venv/bin/python -m tests.gpu.stage_device_libs .device/stage
 rm -rf .device/stage/fast
 mkdir -p .device/stage/fast
-# By their paths in the checkout: the launcher is cudart/kernels/'s.
-for so in cudart/_fast_*.so cudart/kernels/_fastlaunch*.so; do
-    [ -e "$so" ] || { echo "no compiled backend here: run make build" >&2; exit 1; }
+# Every extension the build made, by its path in the checkout (the launcher is
+# cudart/kernels/'s, cudart/_fields the records' members): one left out would leave its
+# Python twin to be tested there. The limited-API builds only: the machine's Python is
+# a GIL build.
+built=$(find cudart -name '*.abi3.so' | sort)
+[ -n "$built" ] || { echo "no compiled backend here: run make build" >&2; exit 1; }
+for so in $built; do
     mkdir -p ".device/stage/fast/$(dirname "$so")"
     strip -o ".device/stage/fast/$so" "$so"
 done
