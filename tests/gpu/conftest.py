@@ -110,6 +110,27 @@ def runtime_version(rt) -> int:
     return v.value
 
 
+@pytest.fixture(scope="module")
+def primary_driver():
+    """cudart.driver with the runtime's primary context of device 0 current on this
+    thread (the runtime makes it current; the driver then launches into it), released
+    after the module's tests; a skip where this version has no driver bindings."""
+    import cudart
+    from cudart import _serving, driver
+
+    try:
+        _serving.driver_modules()
+    except ModuleNotFoundError as exc:  # a version whose driver bindings are not generated
+        pytest.skip(f"no driver bindings: {exc}")
+    cudart.cudaSetDevice(0)
+    cudart.cudaFree(0)
+    driver.cuInit(0)
+    context = driver.cuDevicePrimaryCtxRetain(0)
+    driver.cuCtxSetCurrent(context)
+    yield driver
+    driver.cuDevicePrimaryCtxRelease(0)
+
+
 def check(rt, status: int) -> None:
     """Assert a raw call succeeded, naming the error if not."""
     if status != 0:

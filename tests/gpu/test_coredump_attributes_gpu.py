@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-import cudart
-
 
 @pytest.fixture(scope="module")
-def driver():
-    """cudart.driver with the primary context of device 0 current on this thread."""
-    from cudart import _serving, driver
-
-    try:
-        _serving.driver_modules()
-    except ModuleNotFoundError as exc:  # a version whose driver bindings are not generated
-        pytest.skip(f"no driver bindings: {exc}")
-    if not hasattr(driver, "cuCoredumpGetAttribute"):
+def driver(primary_driver):
+    """cudart.driver in the primary context (conftest.py), where it has the coredump
+    attributes (CUDA 12.1+)."""
+    if not hasattr(primary_driver, "cuCoredumpGetAttribute"):
         pytest.skip("no coredump attributes before CUDA 12.1")
-    cudart.cudaSetDevice(0)
-    cudart.cudaFree(0)
-    driver.cuInit(0)
-    context = driver.cuDevicePrimaryCtxRetain(0)
-    driver.cuCtxSetCurrent(context)
-    yield driver
-    driver.cuDevicePrimaryCtxRelease(0)
+    return primary_driver
 
 
 BOOLS = (

@@ -33,22 +33,8 @@ extern "C" __global__ void scale(float *y, float a, int n)
 
 
 @pytest.fixture(scope="module")
-def driver():
-    """cudart.driver with the runtime's primary context of device 0 current on this
-    thread (the runtime makes it current; the driver then launches into it)."""
-    from cudart import _serving, driver
-
-    try:
-        _serving.driver_modules()
-    except ModuleNotFoundError as exc:  # a version whose driver bindings are not generated
-        pytest.skip(f"no driver bindings: {exc}")
-    cudart.cudaSetDevice(0)
-    cudart.cudaFree(0)
-    driver.cuInit(0)
-    context = driver.cuDevicePrimaryCtxRetain(0)
-    driver.cuCtxSetCurrent(context)
-    yield driver
-    driver.cuDevicePrimaryCtxRelease(0)
+def driver(primary_driver):
+    return primary_driver  # conftest.py: the runtime's primary context, current
 
 
 @pytest.fixture
