@@ -73,19 +73,18 @@ def compiled_module(cuda_version: int):
     """The compiled view of the bindings of `cuda_version` (cudart._fast_<ver>, a view
     of its major's extension), or None where ctypes serves them (not built, or
     $CUDART_BACKEND=ctypes)."""
-    return _extension(f"cudart._fast_{cuda_version}")
+    return compiled_for(DEFAULT_LIBRARY, cuda_version)
 
 
 def compiled_for(library: str, cuda_version: int):
     """The compiled extension serving the raw module of `library` (a raw module's
     LIBRARY, cudart._contract) at `cuda_version`, or None where ctypes serves it: the
-    compiled backend covers libcudart and libcuda (generator/render/fast.py
-    COMPILED_SURFACES; NVRTC's calls are dominated by the compile)."""
-    if library == DEFAULT_LIBRARY:
-        return compiled_module(cuda_version)
-    if library == "driver":
-        return _extension(f"cudart._fast_driver_{cuda_version}")
-    return None
+    compiled backend covers the families whose descriptor says `compiled` (libcudart
+    and libcuda; NVRTC's calls are dominated by the compile)."""
+    from ._loader import facts
+
+    prefix = facts(library)["compiled"]
+    return None if prefix is None else _extension(f"cudart.{prefix}_{cuda_version}")
 
 
 def launcher_module():

@@ -16,7 +16,7 @@ import warnings
 
 from ._backend import compiled_for, compiled_function
 from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
-from ._loader import format_version, load_library
+from ._loader import facts, format_version, load_library
 from .errors import BindingsVersionError, FunctionNotFoundError
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
@@ -197,9 +197,10 @@ def bind_symbol(
                 return found[0]
         return per_thread_inline(found[1], inline, outputs)
     runtime = load_library(library)
-    # A driver serves every older API (its old symbols stay exported): only a runtime's
-    # major version fixes the ABI of the modules that call it.
-    if library != "driver" and bindings_version // 1000 != runtime.version // 1000:
+    # A driver serves every older API (its old symbols stay exported): only another
+    # library's major version fixes the ABI of the modules that call it.
+    served_across_majors = facts(library)["serve"] == "driver"
+    if not served_across_majors and bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
     compiled = compiled_for(library, bindings_version)
     if compiled is not None:
@@ -233,22 +234,13 @@ def bind_symbol(
     return bound
 
 
-# How messages name a generated module's LIBRARY (cudart._contract), and what a
-# function missing from it needs.
-_LIBRARY_NAMES = {
-    "nvrtc": ("libnvrtc", "NVRTC"),
-    "nvjitlink": ("libnvJitLink", "nvJitLink"),
-    "driver": ("libcuda", "NVIDIA driver"),
-}
-
-
 def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LIBRARY):
     via = "" if symbol == name else f" (symbol {symbol})"
-    soname, newer = _LIBRARY_NAMES.get(library, ("libcudart", "CUDA runtime"))
+    row = facts(library)  # how messages name the module's LIBRARY (cudart._contract)
     message = (
         f"{name}{via} is declared by the CUDA {format_version(bindings_version)} headers "
-        f"({module}) but the loaded {soname} {runtime.version_text} ({runtime.path}) "
-        f"does not export it; it needs a newer {newer}"
+        f"({module}) but the loaded {row['library']} {runtime.version_text} ({runtime.path}) "
+        f"does not export it; it needs a newer {row['provider']}"
     )
 
     def unavailable(*args, **kwargs):

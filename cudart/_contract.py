@@ -55,6 +55,43 @@ if TYPE_CHECKING:
 # A raw module without LIBRARY binds to libcudart.
 DEFAULT_LIBRARY = "runtime"
 
+# What the generated family table (cudart._versions FAMILIES, rendered from
+# families/<name>.toml by generator/families.py runtime_table) holds for each family:
+# the runtime reads these keys and no others.
+#   raw, checked      the modules' name prefixes: cudart.<raw>_<ver>, <checked>_<ver>
+#   compiled          the compiled backend's extension prefix (cudart.<compiled>_<major>),
+#                     or None where ctypes alone serves the family
+#   serve             how a loaded library picks its bindings: "runtime", "own", "driver"
+#   provider, library what messages call the library and what a missing function needs
+#   env, wheel, wheel_libraries, dist_prefix, sonames, dlls, toolkit
+#                     the search for the library (cudart._loader)
+#   install           the sentence the not-found error ends with
+#   missing_error     the cudart.errors class that error is
+#   probe, probe_form, probe_unsigned, probe_failure, probe_symbols
+#                     how the loaded library says its version (cudart._loader)
+FAMILY_KEYS = (
+    "raw",
+    "checked",
+    "compiled",
+    "serve",
+    "provider",
+    "library",
+    "env",
+    "wheel",
+    "wheel_libraries",
+    "dist_prefix",
+    "sonames",
+    "dlls",
+    "toolkit",
+    "install",
+    "missing_error",
+    "probe",
+    "probe_form",
+    "probe_unsigned",
+    "probe_failure",
+    "probe_symbols",
+)
+
 
 def library_of_namespace(namespace: dict) -> str:
     """Which library a raw module's functions bind to (its LIBRARY, or libcudart)."""

@@ -1,9 +1,14 @@
-"""Find and load libcudart, once per process.
+"""Find and load each header family's library, once per process.
 
-Search order: $CUDART_LIBRARY, the NVIDIA runtime wheels installed in this environment
-(its site folders only, never the working directory or the script's folder),
-$CUDA_HOME / $CUDA_PATH, then the system loader. The first library that loads wins;
-a $CUDART_LIBRARY that does not load is an error, not a reason to look elsewhere.
+What a family's library is called and how it is found and asked its version is its
+descriptor's (families/<name>.toml), read here from the generated family table
+(cudart._versions FAMILIES, keys cudart._contract.FAMILY_KEYS); this module holds the
+rules alone. Search order: $<env> (CUDART_LIBRARY for libcudart), the family's NVIDIA
+wheels installed in this environment (its site folders only, never the working
+directory or the script's folder), $CUDA_HOME / $CUDA_PATH where the toolkit ships it,
+then the system loader. The first library that loads wins; a $<env> that does not load
+is an error, not a reason to look elsewhere. Each loads on its first use, so a machine
+without NVRTC or a driver imports cudart and uses the runtime as before.
 """
 
 from __future__ import annotations
@@ -18,22 +23,33 @@ from .errors import LibraryNotFoundError
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    pass
 
-LIBRARY_ENV = "CUDART_LIBRARY"
-
-# (folder inside the `nvidia` namespace package, file) per CUDA major, newest first.
-# A new major is one more line here and one more family in the manifest.
-WHEEL_LIBRARIES = (
-    ("cu13/lib", "libcudart.so.13"),
-    ("cuda_runtime/lib", "libcudart.so.12"),
-)
-# pip's record of an installed runtime wheel: nvidia_cuda_runtime_cu12-12.5.82.dist-info,
-# nvidia_cuda_runtime-13.0.48.dist-info.
-WHEEL_DIST_PREFIX = "nvidia_cuda_runtime"
-SONAMES = ("libcudart.so.13", "libcudart.so.12", "libcudart.so")
 TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
 TOOLKIT_LIB_DIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
+RUNTIME = "runtime"
+
+
+def family_table() -> dict[str, dict]:
+    """The generated family table (cudart._versions FAMILIES): family -> its facts."""
+    try:
+        from ._versions import FAMILIES
+    except ImportError:
+        raise LibraryNotFoundError(
+            "cudart has no generated family table (cudart/_versions.py): run "
+            "`cudart-bindgen generate --all` in the checkout"
+        ) from None
+    return FAMILIES
+
+
+def facts(name: str) -> dict:
+    """One family's row of the table."""
+    try:
+        return family_table()[name]
+    except KeyError:
+        raise LibraryNotFoundError(
+            f"no header family {name!r} in cudart's table: {', '.join(family_table())}"
+        ) from None
 
 
 class Runtime:
@@ -64,36 +80,30 @@ def format_version(version: int) -> str:
     return f"{version // 1000}.{version % 1000 // 10}"
 
 
-def candidates() -> list[tuple[str, str]]:
-    """(path or soname, how it was found), in search order."""
-    return _candidates(LIBRARY_ENV, WHEEL_LIBRARIES, SONAMES, "the nvidia runtime wheel")
-
-
-def _candidates(
-    env_name: str,
-    wheel_libraries: tuple[tuple[str, str], ...],
-    sonames: tuple[str, ...],
-    wheel: str,
-) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+def candidates(name: str = RUNTIME) -> list[tuple[str, str]]:
+    """(path or soname, how it was found) for a family's library, in search order."""
+    row = facts(name)
+    env_name = row["env"]
     explicit = os.environ.get(env_name)
     if explicit:
         return [(explicit, f"${env_name}")]
-    for root in _nvidia_roots():
-        for folder, name in wheel_libraries:
-            path = os.path.join(root, folder, name)
+    found: list[tuple[str, str]] = []
+    for root in _nvidia_roots() if row["wheel_libraries"] else ():
+        for folder, file in row["wheel_libraries"]:
+            path = os.path.join(root, folder, file)
             if os.path.isfile(path):
-                found.append((path, wheel))
-    for env in TOOLKIT_ENVS:
+                found.append((path, row["wheel"]))
+    sonames = row["dlls"] if os.name == "nt" else row["sonames"]
+    for env in TOOLKIT_ENVS if row["toolkit"] else ():
         home = os.environ.get(env)
         if not home:
             continue
         for sub in TOOLKIT_LIB_DIRS:
-            for name in sonames:
-                path = os.path.join(home, sub, name)
+            for soname in sonames:
+                path = os.path.join(home, sub, soname)
                 if os.path.isfile(path):
                     found.append((path, f"${env}"))
-    found.extend((name, "the system loader") for name in sonames)
+    found.extend((soname, "the system loader") for soname in sonames)
     return found
 
 
@@ -173,22 +183,20 @@ def _holds_installed_wheel(folder: str) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
-    return any(
-        n.startswith((WHEEL_DIST_PREFIX, NVRTC_DIST_PREFIX, NVJITLINK_DIST_PREFIX))
-        and n.endswith(".dist-info")
-        for n in names
-    )
+    prefixes = tuple(row["dist_prefix"] for row in family_table().values() if row["dist_prefix"])
+    return any(n.startswith(prefixes) and n.endswith(".dist-info") for n in names)
 
 
 _lock = threading.Lock()
 
 
 class _LoadedOnce:
-    """A library loaded by its first call, once per process: `loaded` is None until then.
-    Calls that race on the first load share one lock, so each library loads once."""
+    """A family's library, loaded by the first call, once per process: `loaded` is None
+    until then. Calls that race on the first load share one lock, so each library loads
+    once."""
 
-    def __init__(self, load: Callable[[], Runtime], doc: str) -> None:
-        self._load = load
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
         self.loaded: Runtime | None = None
         self.__doc__ = doc
 
@@ -197,254 +205,97 @@ class _LoadedOnce:
         if found is None:
             with _lock:
                 if self.loaded is None:
-                    self.loaded = self._load()
+                    self.loaded = _load_first(self.name)
                 found = self.loaded
         return found
 
 
-def _load_first() -> Runtime:
-    found = _first_loadable(candidates(), LIBRARY_ENV, _runtime_version)
-    if isinstance(found, Runtime):
-        return found
-    raise LibraryNotFoundError(
-        "libcudart not found. Install it with `pip install nvidia-cuda-runtime-cu12`, "
-        f"or set ${LIBRARY_ENV} to its path. Tried: " + "; ".join(found)
-    )
+def _missing_error(row: dict) -> type[Exception]:
+    from .errors import family_class
+
+    return family_class(row["missing_error"], LibraryNotFoundError)
 
 
-load_runtime = _LoadedOnce(_load_first, "The process's libcudart, loaded on first call.")
-
-
-def _first_loadable(
-    places: list[tuple[str, str]], env: str, version: Callable[[ctypes.CDLL, str], int]
-) -> Runtime | list[str]:
-    """The first of `places` that loads, with its `version`; else what each attempt said.
-    A path the user named in $`env` is the only one tried when it fails to load."""
+def _load_first(name: str = RUNTIME) -> Runtime:
+    row = facts(name)
     tried = []
-    for path, how in places:
+    for path, how in candidates(name):
         try:
             cdll = ctypes.CDLL(path)
         except OSError as exc:
             tried.append(f"{path} ({how}): {exc}")
-            if how == f"${env}":
+            if how == f"${row['env']}":
                 break
             continue
-        return Runtime(path, how, cdll, version(cdll, path))
-    return tried
+        return Runtime(path, how, cdll, library_version(row, cdll, path))
+    # A library of one soname (libcuda.so.1) is named by it.
+    shown = row["sonames"][0] if len(row["sonames"]) == 1 else row["library"]
+    raise _missing_error(row)(f"{shown} not found. {row['install']}. Tried: " + "; ".join(tried))
 
 
-def _runtime_version(cdll: ctypes.CDLL, path: str) -> int:
+def library_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
+    """What the loaded library says its version is (12050), by its family's probe: 0
+    where the probe may fail and did (NVIDIA's stub libcuda answers every call with
+    CUDA_ERROR_STUB_LIBRARY)."""
+    error = _missing_error(row)
+    probe = row["probe"]
     try:
-        fn = cdll["cudaRuntimeGetVersion"]
+        fn = cdll[probe]
     except AttributeError:
-        raise LibraryNotFoundError(f"{path} is not libcudart: no cudaRuntimeGetVersion") from None
-    fn.argtypes = (ctypes.c_void_p,)
+        if row["probe_symbols"]:
+            return _symbol_version(row, cdll, path)
+        raise error(f"{path} is not {row['library']}: no {probe}") from None
+    out = ctypes.c_uint if row["probe_unsigned"] else ctypes.c_int
+    values = (out(),) if row["probe_form"] == "version" else (out(), out())
+    fn.argtypes = (ctypes.c_void_p,) * len(values)
     fn.restype = ctypes.c_int
-    version = ctypes.c_int()
-    status = fn(ctypes.byref(version))
+    status = fn(*(ctypes.byref(v) for v in values))
     if status != 0:
-        raise LibraryNotFoundError(f"cudaRuntimeGetVersion failed in {path} (error {status})")
-    return version.value
+        if row["probe_failure"] == "zero":
+            return 0
+        raise error(f"{probe} failed in {path} (error {status})")
+    if len(values) == 1:
+        return values[0].value
+    return values[0].value * 1000 + values[1].value * 10
 
 
-# ---------------------------------------------------------------- NVRTC
-#
-# libnvrtc, for cudart.compile: found like libcudart (its own variable, the NVRTC
-# wheels, the toolkit, the system loader), and loaded only when first used, so a
-# machine without it imports cudart and uses the runtime as before.
-
-NVRTC_LIBRARY_ENV = "CUDART_NVRTC_LIBRARY"
-NVRTC_WHEEL_LIBRARIES = (
-    ("cu13/lib", "libnvrtc.so.13"),
-    ("cuda_nvrtc/lib", "libnvrtc.so.12"),
-)
-NVRTC_DIST_PREFIX = "nvidia_cuda_nvrtc"
-NVRTC_SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
-# How to get it, in the error that says it is missing (pyproject.toml's extras).
-NVRTC_INSTALL = (
-    "Install NVRTC with `pip install 'cudart[cu12]'` (or 'cudart[cu13]'; the wheels "
-    "nvidia-cuda-nvrtc-cu12 / nvidia-cuda-nvrtc), or use a CUDA toolkit's through "
-    f"$CUDA_HOME, or set ${NVRTC_LIBRARY_ENV} to libnvrtc's path"
-)
-
-
-def nvrtc_candidates() -> list[tuple[str, str]]:
-    """(path or soname, how it was found) for libnvrtc, in search order."""
-    return _candidates(
-        NVRTC_LIBRARY_ENV, NVRTC_WHEEL_LIBRARIES, NVRTC_SONAMES, "the nvidia nvrtc wheel"
-    )
-
-
-def _load_nvrtc_first() -> Runtime:
-    from .errors import NvrtcNotFoundError
-
-    found = _first_loadable(nvrtc_candidates(), NVRTC_LIBRARY_ENV, _nvrtc_version)
-    if isinstance(found, Runtime):
-        return found
-    raise NvrtcNotFoundError(
-        "libnvrtc not found. " + NVRTC_INSTALL + ". Tried: " + "; ".join(found)
-    )
-
-
-load_nvrtc = _LoadedOnce(
-    _load_nvrtc_first,
-    """The process's libnvrtc, loaded on first call (its version: nvrtcVersion, e.g. 12050).""",
-)
-
-
-def _nvrtc_version(cdll: ctypes.CDLL, path: str) -> int:
-    from .errors import NvrtcNotFoundError
-
-    try:
-        fn = cdll["nvrtcVersion"]
-    except AttributeError:
-        raise NvrtcNotFoundError(f"{path} is not libnvrtc: no nvrtcVersion") from None
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-    fn.restype = ctypes.c_int
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    status = fn(ctypes.byref(major), ctypes.byref(minor))
-    if status != 0:
-        raise NvrtcNotFoundError(f"nvrtcVersion failed in {path} (error {status})")
-    return major.value * 1000 + minor.value * 10
-
-
-# ---------------------------------------------------------------- the driver
-#
-# libcuda.so.1 comes with the NVIDIA driver, never with a wheel: found as C finds it
-# (the system loader's path), or where $CUDART_DRIVER_LIBRARY says. Loaded on the first
-# driver call, so a machine without a driver imports cudart and its driver modules.
-
-DRIVER_LIBRARY_ENV = "CUDART_DRIVER_LIBRARY"
-DRIVER_SONAME = "libcuda.so.1"
-
-
-def driver_candidates() -> list[tuple[str, str]]:
-    """(path or soname, how it was found) for libcuda, in search order."""
-    explicit = os.environ.get(DRIVER_LIBRARY_ENV)
-    if explicit:
-        return [(explicit, f"${DRIVER_LIBRARY_ENV}")]
-    return [(DRIVER_SONAME, "the system loader")]
-
-
-def _load_driver_first() -> Runtime:
-    from .errors import DriverNotFoundError
-
-    found = _first_loadable(driver_candidates(), DRIVER_LIBRARY_ENV, _driver_version)
-    if isinstance(found, Runtime):
-        return found
-    raise DriverNotFoundError(
-        f"{DRIVER_SONAME} not found: the CUDA driver API needs an NVIDIA driver, which "
-        f"installs it (set ${DRIVER_LIBRARY_ENV} to use another path). Tried: " + "; ".join(found)
-    )
-
-
-load_driver = _LoadedOnce(
-    _load_driver_first,
-    """The process's libcuda, loaded on first call. Its version is cuDriverGetVersion's
-    (13000 for a CUDA 13.0 driver), or 0 where the library cannot say (NVIDIA's stub
-    libcuda answers every call with CUDA_ERROR_STUB_LIBRARY).""",
-)
-
-
-def _driver_version(cdll: ctypes.CDLL, path: str) -> int:
-    from .errors import DriverNotFoundError
-
-    try:
-        fn = cdll["cuDriverGetVersion"]
-    except AttributeError:
-        raise DriverNotFoundError(f"{path} is not libcuda: no cuDriverGetVersion") from None
-    fn.argtypes = (ctypes.c_void_p,)
-    fn.restype = ctypes.c_int
-    version = ctypes.c_int()
-    return version.value if fn(ctypes.byref(version)) == 0 else 0
-
-
-# ---------------------------------------------------------------- nvJitLink
-#
-# libnvJitLink, for cudart.link: found as libnvrtc is, and loaded only when first used.
-
-NVJITLINK_LIBRARY_ENV = "CUDART_NVJITLINK_LIBRARY"
-NVJITLINK_WHEEL_LIBRARIES = (
-    ("cu13/lib", "libnvJitLink.so.13"),
-    ("nvjitlink/lib", "libnvJitLink.so.12"),
-)
-NVJITLINK_DIST_PREFIX = "nvidia_nvjitlink"
-NVJITLINK_SONAMES = ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so")
-NVJITLINK_INSTALL = (
-    "Install nvJitLink with `pip install 'cudart[cu12]'` (or 'cudart[cu13]'; the wheels "
-    "nvidia-nvjitlink-cu12 / nvidia-nvjitlink), or use a CUDA toolkit's through "
-    f"$CUDA_HOME, or set ${NVJITLINK_LIBRARY_ENV} to libnvJitLink's path"
-)
-
-
-def nvjitlink_candidates() -> list[tuple[str, str]]:
-    """(path or soname, how it was found) for libnvJitLink, in search order."""
-    return _candidates(
-        NVJITLINK_LIBRARY_ENV,
-        NVJITLINK_WHEEL_LIBRARIES,
-        NVJITLINK_SONAMES,
-        "the nvidia nvjitlink wheel",
-    )
-
-
-def _load_nvjitlink_first() -> Runtime:
-    from .errors import NvjitlinkNotFoundError
-
-    found = _first_loadable(nvjitlink_candidates(), NVJITLINK_LIBRARY_ENV, _nvjitlink_version)
-    if isinstance(found, Runtime):
-        return found
-    raise NvjitlinkNotFoundError(
-        "libnvJitLink not found. " + NVJITLINK_INSTALL + ". Tried: " + "; ".join(found)
-    )
-
-
-load_nvjitlink = _LoadedOnce(
-    _load_nvjitlink_first,
-    """The process's libnvJitLink, loaded on first call (its version, e.g. 12050).""",
-)
-
-
-def _nvjitlink_version(cdll: ctypes.CDLL, path: str) -> int:
-    """nvJitLinkVersion's answer. 12.0 to 12.2 lack the function: their version is the
-    newest minor of the library's versioned symbols (__nvJitLinkCreate_12_2: each
-    release exports every older minor's too), which the soname alone (.so.12) cannot
-    say."""
-    from .errors import NvjitlinkNotFoundError
-
-    try:
-        fn = cdll["nvJitLinkVersion"]
-    except AttributeError:
-        return _nvjitlink_symbol_version(cdll, path)
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-    fn.restype = ctypes.c_int
-    major, minor = ctypes.c_uint(), ctypes.c_uint()
-    status = fn(ctypes.byref(major), ctypes.byref(minor))
-    if status != 0:
-        raise NvjitlinkNotFoundError(f"nvJitLinkVersion failed in {path} (error {status})")
-    return major.value * 1000 + minor.value * 10
-
-
-def _nvjitlink_symbol_version(cdll: ctypes.CDLL, path: str) -> int:
-    from .errors import NvjitlinkNotFoundError
-
+def _symbol_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
+    """The newest {major}_{minor} whose versioned symbol the library exports (each
+    release of libnvJitLink exports every older minor's too, and 12.0 to 12.2 have no
+    version function), which the soname alone (.so.12) cannot say."""
     newest = None
     for major in (12, 13):
         for minor in range(10):
-            if hasattr(cdll, f"__nvJitLinkCreate_{major}_{minor}"):
+            if hasattr(cdll, row["probe_symbols"].format(major=major, minor=minor)):
                 newest = major * 1000 + minor * 10
     if newest is None:
-        raise NvjitlinkNotFoundError(
-            f"{path} is not libnvJitLink: no nvJitLinkVersion and no __nvJitLinkCreate_<ver>"
+        pattern = row["probe_symbols"].format(major="<major>", minor="<minor>")
+        raise _missing_error(row)(
+            f"{path} is not {row['library']}: no {row['probe']} and no {pattern}"
         )
     return newest
 
 
+_loaders: dict[str, _LoadedOnce] = {}
+
+
+def loader(name: str) -> _LoadedOnce:
+    """The once-per-process loader of a family's library."""
+    found = _loaders.get(name)
+    if found is None:
+        with _lock:
+            found = _loaders.setdefault(name, _LoadedOnce(name, f"The process's {name} library."))
+    return found
+
+
 def load_library(name: str) -> Runtime:
     """The library a generated module's LIBRARY names ("runtime" when it names none)."""
-    if name == "nvrtc":
-        return load_nvrtc()
-    if name == "driver":
-        return load_driver()
-    if name == "nvjitlink":
-        return load_nvjitlink()
-    return load_runtime()
+    return loader(name)()
+
+
+# The families whose own modules load their library by name (cudart.nvrtc, cudart.link,
+# cudart.driver, the runtime everywhere).
+load_runtime = loader(RUNTIME)
+load_nvrtc = loader("nvrtc")
+load_driver = loader("driver")
+load_nvjitlink = loader("nvjitlink")

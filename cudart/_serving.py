@@ -18,15 +18,7 @@ import threading
 import warnings
 
 from . import _views
-from ._loader import (
-    DRIVER_LIBRARY_ENV,
-    LIBRARY_ENV,
-    format_version,
-    load_driver,
-    load_nvjitlink,
-    load_nvrtc,
-    load_runtime,
-)
+from ._loader import RUNTIME, facts, format_version, load_library, load_runtime
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
@@ -34,15 +26,13 @@ FORCE_ENV = "CUDART_BINDINGS_VERSION"
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-def _versions(prefix: str) -> list[int]:
-    """Versions of the generated modules named `<prefix><version>` (cudart._views'
-    table: each is a view of its family's merged module), ascending."""
-    return _views.versions(prefix.rstrip("_"))
-
-
 def available_versions() -> list[int]:
     """CUDA versions with generated bindings, ascending (12050 for 12.5)."""
-    return _versions("sys_")
+    return _views.versions(facts(RUNTIME)["raw"])
+
+
+def _runtime_env() -> str:
+    return facts(RUNTIME)["env"]
 
 
 def select_version(
@@ -70,7 +60,7 @@ def select_version(
         f"no bindings fit CUDA runtime {format_version(runtime)}; available: "
         f"{_listing(available)}. "
         f"Generate them with `cudart-bindgen add {format_version(runtime)}`, "
-        f"or point ${LIBRARY_ENV} at a runtime of a version listed"
+        f"or point ${_runtime_env()} at a runtime of a version listed"
     )
 
 
@@ -93,7 +83,7 @@ def _forced(runtime: int, available: list[int], forced: str) -> tuple[int, str |
         raise BindingsVersionError(
             f"${FORCE_ENV}={wanted}: the CUDA {format_version(wanted)} bindings do not "
             f"fit the loaded CUDA {format_version(runtime)} runtime (CUDA's ABI changes "
-            f"across major versions); {instead}, or point ${LIBRARY_ENV} at a CUDA "
+            f"across major versions); {instead}, or point ${_runtime_env()} at a CUDA "
             f"{wanted // 1000} runtime"
         )
     if wanted > runtime:
@@ -140,101 +130,111 @@ def runtime_version() -> int:
 
 def raw_module():
     """cudart.sys: the raw module serving the loaded libcudart."""
-    return importlib.import_module(f"{_PACKAGE}.sys_{runtime_version()}")
+    return importlib.import_module(f"{_PACKAGE}.{facts(RUNTIME)['raw']}_{runtime_version()}")
 
 
 def checked_module():
     """The checked module serving the loaded libcudart (what `cudart.<name>` reads)."""
-    return importlib.import_module(f"{_PACKAGE}.checked_{runtime_version()}")
+    return importlib.import_module(f"{_PACKAGE}.{facts(RUNTIME)['checked']}_{runtime_version()}")
 
 
-# -- the other header families: cudart.<family>_<ver> (raw), <family>_checked_<ver>
-
-
-def _served(family: str, version):
-    """`modules()`: the (raw, checked) modules of a header family at the version
-    `version()` picks, imported on its first call, once for the process."""
-    lock = threading.Lock()
-    found: list[tuple] = []
-
-    def modules() -> tuple:
-        if found:
-            return found[0]
-        with lock:
-            if not found:
-                found.append(family_modules(family, version()))
-        return found[0]
-
-    return modules
+# -- every header family: cudart.<raw>_<ver> and cudart.<checked>_<ver>, by its table row
 
 
 def family_modules(family: str, number: int) -> tuple:
-    """The (raw, checked) modules of a header family at one version: cudart.<family>_<ver>
-    and cudart.<family>_checked_<ver>."""
-    raw = importlib.import_module(f"{_PACKAGE}.{family}_{number}")
-    return raw, importlib.import_module(f"{_PACKAGE}.{family}_checked_{number}")
+    """The (raw, checked) modules of a header family at one version (cudart.nvrtc_12050
+    and cudart.nvrtc_checked_12050: the names the family table gives)."""
+    row = facts(family)
+    raw = importlib.import_module(f"{_PACKAGE}.{row['raw']}_{number}")
+    return raw, importlib.import_module(f"{_PACKAGE}.{row['checked']}_{number}")
 
 
-def _own_library(load, family: str, label: str):
+def _own_library(family: str):
     """The version of a family with a library of its own (NVRTC, nvJitLink): the loaded
     library's, by the runtime's rules (no forced version: $CUDART_BINDINGS_VERSION is
     the runtime's)."""
 
     def version() -> int:
-        number, warning = select_version(load().version, _versions(f"{family}_"))
+        row = facts(family)
+        number, warning = select_version(load_library(family).version, _views.versions(row["raw"]))
         if warning:
-            # Frames: this, _served's modules(), its caller, the user's line.
-            warnings.warn(f"{label}: {warning}", RuntimeWarning, stacklevel=5)
+            # Frames: this, served's modules(), its caller, the user's line.
+            warnings.warn(f"{row['provider']}: {warning}", RuntimeWarning, stacklevel=5)
         return number
 
     return version
 
 
-# (raw, checked) NVRTC modules for the loaded libnvrtc.
-nvrtc_modules = _served("nvrtc", _own_library(load_nvrtc, "nvrtc", "NVRTC"))
-# (raw, checked) nvJitLink modules for the loaded libnvJitLink.
-nvjitlink_modules = _served("nvjitlink", _own_library(load_nvjitlink, "nvjitlink", "nvJitLink"))
+def _follows_runtime(family: str):
+    """The version of a family whose library serves every older API (the driver's): the
+    runtime's bindings version where a libcudart loads (the two APIs then share their
+    records and handles' headers), else the newest not newer than the library's."""
+
+    def version() -> int:
+        from .errors import LibraryNotFoundError
+
+        row = facts(family)
+        try:
+            number = runtime_version()
+        except LibraryNotFoundError:
+            number = None
+        available = _views.versions(row["raw"])
+        if number in available:
+            return number
+        library = load_library(family)
+        if not library.version:
+            # NVIDIA's stub libcuda (and a broken driver) fails cuDriverGetVersion:
+            # nothing then says which headers it keeps the ABI of.
+            raise BindingsVersionError(
+                f"the {row['provider']} ({library.path}) cannot report its version "
+                f"({row['probe']} failed: a stub {row['library']}?), and no libcudart "
+                f"loaded to pick the {family} API bindings by; point ${_runtime_env()} at a "
+                f"CUDA runtime, or ${row['env']} at the {row['provider']}'s "
+                f"{row['sonames'][0]}"
+            )
+        fitting = [v for v in available if v <= library.version]
+        if not fitting:
+            raise BindingsVersionError(
+                f"no {family} API bindings fit the CUDA {library.version_text} "
+                f"{row['provider']} ({library.path}); available: {_listing(available)}"
+            )
+        return fitting[-1]
+
+    return version
 
 
-# -- the driver API: cudart.driver_<ver> (raw) and cudart.driver_checked_<ver>
+def served(family: str):
+    """`modules()` of a family: (raw, checked) at the version its table row's `serve`
+    rule picks for the loaded library, imported on the first call, once for the
+    process (the table is read then too: `import cudart` does not need it)."""
+    lock = threading.Lock()
+    found: list = []
+
+    def modules() -> tuple:
+        if not found:
+            with lock:
+                if not found:
+                    rule = facts(family)["serve"]
+                    if rule == "runtime":
+                        version = runtime_version
+                    elif rule == "driver":
+                        version = _follows_runtime(family)
+                    else:
+                        version = _own_library(family)
+                    found.append(family_modules(family, version()))
+        return found[0]
+
+    return modules
 
 
 def driver_versions() -> list[int]:
     """Versions with generated driver API bindings (cudart.driver_<ver>), ascending."""
-    return _versions("driver_")
+    return _views.versions(facts("driver")["raw"])
 
 
-def driver_version() -> int:
-    """The cuda.h version serving the driver API: the runtime's bindings version where
-    a libcudart loads (the two APIs then share their records and handles' headers),
-    else the newest not newer than the driver's cuDriverGetVersion."""
-    from .errors import LibraryNotFoundError
-
-    try:
-        version = runtime_version()
-    except LibraryNotFoundError:
-        version = None
-    available = driver_versions()
-    if version in available:
-        return version
-    driver = load_driver()
-    if not driver.version:
-        # NVIDIA's stub libcuda (and a broken driver) fails cuDriverGetVersion: nothing
-        # then says which headers it keeps the ABI of.
-        raise BindingsVersionError(
-            f"the driver ({driver.path}) cannot report its version (cuDriverGetVersion "
-            "failed: a stub libcuda?), and no libcudart loaded to pick the driver API "
-            f"bindings by; point ${LIBRARY_ENV} at a CUDA runtime, or ${DRIVER_LIBRARY_ENV} "
-            "at the NVIDIA driver's libcuda.so.1"
-        )
-    fitting = [v for v in available if v <= driver.version]
-    if not fitting:
-        raise BindingsVersionError(
-            f"no driver API bindings fit the CUDA {driver.version_text} driver "
-            f"({driver.path}); available: {_listing(available)}"
-        )
-    return fitting[-1]
-
-
-# (raw, checked) driver API modules, imported on first use (driver_version).
-driver_modules = _served("driver", driver_version)
+# The families whose own modules ask for them by name (cudart.nvrtc, cudart.link,
+# cudart.driver): (raw, checked) for the loaded library, imported on first use.
+driver_version = _follows_runtime("driver")
+driver_modules = served("driver")
+nvrtc_modules = served("nvrtc")
+nvjitlink_modules = served("nvjitlink")

@@ -24,9 +24,6 @@ import sys
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
 _PACKAGE = __name__.rpartition(".")[0]
-# The compiled backend's views (cudart._fast_12050, cudart._fast_driver_13000) and the
-# layer whose versions they are views of.
-COMPILED_LAYERS = {"_fast": "sys", "_fast_driver": "driver"}
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -45,6 +42,7 @@ def merged_name(layer: str, version: int) -> str:
 
 
 _table: dict[str, tuple[int, ...]] | None = None
+_compiled: dict[str, str] = {}
 
 
 def views() -> dict[str, tuple[int, ...]]:
@@ -53,11 +51,21 @@ def views() -> dict[str, tuple[int, ...]]:
     global _table
     if _table is None:
         try:
-            from ._versions import VIEWS
+            from ._versions import FAMILIES, VIEWS
         except ImportError:
             return {}
+        _compiled.update(
+            {str(row["compiled"]): str(row["raw"]) for row in FAMILIES.values() if row["compiled"]}
+        )
         _table = VIEWS
     return _table
+
+
+def compiled_layers() -> dict[str, str]:
+    """The compiled backend's view prefixes (cudart._fast_12050, cudart._fast_driver_13000:
+    the family table's `compiled`) and the layer whose versions they are views of."""
+    views()
+    return _compiled
 
 
 def versions(layer: str) -> list[int]:
@@ -111,7 +119,7 @@ def _compiled_spec(fullname: str, layer: str, version: int) -> ModuleSpec | None
     extension's file: cudart._backend.refuse_foreign_build reads it)."""
     import importlib.util
 
-    if not is_view(COMPILED_LAYERS[layer], version):
+    if not is_view(compiled_layers()[layer], version):
         return None
     extension = f"{_PACKAGE}.{compiled_extension(layer, version)}"
     found = importlib.util.find_spec(extension)
@@ -131,7 +139,7 @@ class ViewFinder:
         if package != _PACKAGE:
             return None
         split = split_name(name)
-        if split is not None and split[0] in COMPILED_LAYERS:
+        if split is not None and split[0] in compiled_layers():
             return _compiled_spec(fullname, *split)
         if split is None or not is_view(*split):
             return None

@@ -1,5 +1,7 @@
 """Errors of the cudart package itself (not CUDA error codes)."""
 
+import threading
+
 
 class CudartError(Exception):
     """Base of every error this package raises about finding or binding the runtime."""
@@ -158,3 +160,33 @@ class CompileError(CudartError):
         self.options = options
         self.line = line
         self.line_number = line_number
+
+
+_making = threading.Lock()
+
+
+def family_class(name: str, base: type[Exception]) -> type[Exception]:
+    """The class `name` of this module: the one spelled out above, else one made here
+    once, a subclass of `base`. A family added by its descriptor alone
+    (families/<name>.toml) has no class written here: its status base (a StatusError,
+    named by generator/status.py's rule) and its not-found error (a
+    LibraryNotFoundError, the descriptor's missing_error) are made by the first module
+    that asks, and every later one gets the same class."""
+    if not (name.isidentifier() and name.endswith("Error")):
+        raise ValueError(f"{name!r} is not an error class name")
+    with _making:
+        found = globals().get(name)
+        if found is None:
+            found = type(
+                name,
+                (base,),
+                {
+                    "__module__": __name__,
+                    "__doc__": f"A {base.__name__} of a family that cudart.errors does not "
+                    "spell out (one added by its descriptor alone).",
+                },
+            )
+            globals()[name] = found
+    if not (isinstance(found, type) and issubclass(found, base)):
+        raise TypeError(f"cudart.errors.{name} is not a {base.__name__} subclass")
+    return found

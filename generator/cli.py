@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import model_cache
 from .ctypes_map import RenderError
+from .families import families
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
     SNAPSHOTS,
@@ -263,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument(
         "--surface",
         default=DEFAULT_SURFACE,
-        help=f"the header family: {DEFAULT_SURFACE} (default), nvrtc or driver (cuda.h)",
+        choices=[f.name for f in families()],
+        help=f"the header family (families/<name>.toml; default {DEFAULT_SURFACE})",
     )
     outputs.set_defaults(func=cmd_outputs)
     docs = sub.add_parser(

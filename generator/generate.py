@@ -8,6 +8,7 @@ workers or on which finished first.
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +20,7 @@ from cudart._views import merged_name, split_name
 from . import model_cache
 from .attributes import undecided as undecided_attributes
 from .context import GenerationContext, generation_context
+from .families import compiled_families, family, runtime_table
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
 from .lifetimes import undecided as undecided_lifetimes
@@ -26,7 +28,6 @@ from .manifest import DEFAULT_SURFACE, Manifest
 from .model import ApiModel
 from .parse import parse_version
 from .render.base import (
-    COMPILED_SURFACES,
     RenderContext,
     checked_module_name,
     module_name,
@@ -97,10 +98,6 @@ def render_version(
     )
 
 
-# How a module's docs name its API: "the CUDA 12.5 driver API", "the CUDA 12.5 NVRTC API".
-_API_NAMES = {DEFAULT_SURFACE: "runtime", "driver": "driver"}
-
-
 def _render_surface(
     manifest: Manifest, key: str, surface: str, progress: Progress
 ) -> tuple[dict[str, str], str, FastPieces | None]:
@@ -131,7 +128,7 @@ def _render_surface(
     }
     # The compiled backend of the raw module (generator/render/fast.py): this minor's
     # pieces of its major's C file.
-    pieces = render_fast(generation) if surface in COMPILED_SURFACES else None
+    pieces = render_fast(generation) if surface in compiled_families() else None
     return files, "".join(describe(plan) + "\n" for plan in plans), pieces
 
 
@@ -141,7 +138,8 @@ def surface_context(
     """What every view of one family of one version reads (its modules, the reference
     of generator/render/docs.py), from the family's parsed model."""
     pin = manifest.get(key)
-    family = manifest.families[pin.family]
+    major = manifest.families[pin.family]
+    descriptor = family(surface)
     if surface == DEFAULT_SURFACE:
         if model.cuda_version != pin.number:
             raise ValueError(
@@ -151,8 +149,7 @@ def surface_context(
         # Another header family (nvrtc.h) defines no version macro: it is the CUDA
         # version its wheel was pinned for.
         model = dataclasses.replace(model, cuda_version=pin.number)
-    roles = {w.role for w in family.surface_wheels(surface)}
-    library = family.library_wheel(surface).library_name or ""
+    roles = {w.role for w in major.surface_wheels(surface)}
     context = RenderContext(
         version_key=key,
         sources=tuple(
@@ -161,8 +158,8 @@ def surface_context(
             if role in roles
         ),
         surface=surface,
-        api=_API_NAMES.get(surface, surface.upper()),
-        library=library.split(".so")[0],
+        api=descriptor.api,
+        library=descriptor.library,
     )
     return generation_context(model, context)
 
@@ -241,7 +238,14 @@ def package_files(manifest: Manifest) -> dict[str, str]:
     newest = max(numbers)
     return {
         FOLDER_GUARD: render_template("generated_init.py.j2"),
-        VERSIONS_TABLE: render_template("versions_table.py.j2", views=view_table(manifest)),
+        VERSIONS_TABLE: render_template(
+            "versions_table.py.j2",
+            families={
+                name: {key: _literal(value) for key, value in facts.items()}
+                for name, facts in runtime_table().items()
+            },
+            views=view_table(manifest),
+        ),
         LATEST_STUB: render_template(
             "latest_stub.pyi.j2",
             raw=module_name(newest),
@@ -249,6 +253,15 @@ def package_files(manifest: Manifest) -> dict[str, str]:
             versions=sorted(numbers),
         ),
     }
+
+
+def _literal(value: object) -> str:
+    """A family table value as Python source, in black's quotes."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, tuple):
+        return "(" + "".join(_literal(item) + ", " for item in value).rstrip(" ") + ")"
+    return repr(value)
 
 
 def view_table(manifest: Manifest) -> dict[str, tuple[int, ...]]:

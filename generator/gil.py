@@ -13,30 +13,15 @@ of the calling thread or constants of the library, wait on nothing, and take no 
 another thread could hold while it waits on the device, so they keep the GIL, as
 CuPy's runtime calls do (its getDevice holds it). A name of this table that a version
 lacks is an error (generator/render/fast.py refuses to render), so the table cannot go
-stale. One table per header family the compiled backend serves.
+stale. Each compiled family's rows are in its descriptor (families/<name>.toml [gil]).
 """
 
 from __future__ import annotations
 
-HOLDS_GIL: dict[str, dict[str, str]] = {
-    "runtime": {
-        "cudaGetDevice": "the calling thread's current device",
-        "cudaGetLastError": "the calling thread's last error, reset",
-        "cudaPeekAtLastError": "the calling thread's last error",
-        "cudaGetErrorName": "a static table of the library",
-        "cudaGetErrorString": "a static table of the library",
-        "cudaRuntimeGetVersion": "a constant of the library",
-        # The runtime loads libcuda under its own lock at its first call, a lock no
-        # thread holds while it waits on the device.
-        "cudaDriverGetVersion": "libcuda's version, a constant of that library",
-    },
-    # cuda.h: the same kinds of call. cuDeviceGetAttribute is left out, as the runtime's
-    # cudaDeviceGetAttribute is: it may initialize the device's state under a lock.
-    "driver": {
-        "cuCtxGetCurrent": "the calling thread's current context",
-        "cuCtxGetDevice": "the device of the calling thread's current context",
-        "cuGetErrorName": "a static table of the library",
-        "cuGetErrorString": "a static table of the library",
-        "cuDriverGetVersion": "a constant of the library",
-    },
-}
+from .families import family
+
+
+def holds_gil(surface: str) -> dict[str, str]:
+    """Function -> why the compiled backend may call it with the GIL held, for one
+    family (its descriptor's [gil] rows)."""
+    return dict(family(surface).gil)

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .families import families
 from .model import ApiModel, EnumRef, TypedefRef
 
 __all__ = ["StatusEnum", "status_enum"]
@@ -30,8 +31,8 @@ class StatusEnum:
     def base_class(self) -> str:
         """The exception base every failure raises (cudart.errors): the success's
         prefix as a word + "Error" (cudaSuccess -> CudaError, NVRTC_SUCCESS -> NvrtcError),
-        or the family's own name where two families would share one (BASE_CLASSES)."""
-        return BASE_CLASSES.get(self.result, self._prefix_class)
+        or the one its family's descriptor names where two families would share one."""
+        return _base_classes().get(self.result, self._prefix_class)
 
     @property
     def _prefix_class(self) -> str:
@@ -56,9 +57,11 @@ class StatusEnum:
         return next((v for n, v in self.enumerators if n == name), None)
 
 
-# Status enums whose success reads like another family's: the driver's CUDA_SUCCESS and
-# the runtime's cudaSuccess would both make CudaError.
-BASE_CLASSES = {"CUresult": "CudaDriverError"}
+def _base_classes() -> dict[str, str]:
+    """Status enum spelling -> the exception base its family's descriptor names where
+    the success's prefix would give another family's (the driver's CUDA_SUCCESS and the
+    runtime's cudaSuccess would both make CudaError)."""
+    return {f.status_result: f.error_base for f in families() if f.error_base}
 
 
 def _camel(name: str) -> str:

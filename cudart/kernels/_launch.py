@@ -31,6 +31,8 @@ from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
 from .._lasterror import internal_calls
+from .._loader import load_library
+from ..errors import LibraryNotFoundError
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -783,14 +785,15 @@ _libcuda = None
 
 
 def _driver_param_info():
-    """libcuda's cuFuncGetParamInfo (driver 12.4+), or None."""
+    """libcuda's cuFuncGetParamInfo (driver 12.4+), or None: of the libcuda the driver
+    API loads (cudart._loader, $CUDART_DRIVER_LIBRARY included)."""
     global _libcuda
     if _libcuda is None:
         try:
-            fn = ctypes.CDLL("libcuda.so.1")["cuFuncGetParamInfo"]
+            fn = load_library("driver").cdll["cuFuncGetParamInfo"]
             fn.restype = ctypes.c_int
             fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
             _libcuda = fn
-        except (OSError, AttributeError):
+        except (LibraryNotFoundError, AttributeError):
             _libcuda = False
     return _libcuda or None

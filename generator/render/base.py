@@ -22,6 +22,7 @@ import jinja2
 from cudart._contract import FLAG_DEPRECATED
 
 from ..ctypes_map import TypeMapper
+from ..families import family
 from ..model import Function
 
 __all__ = [
@@ -50,27 +51,20 @@ class RenderContext:
     library: str = "libcudart"
 
 
-# The runtime surface's modules keep their first names; another surface's are named by
-# it: nvrtc_12050 (raw) and nvrtc_checked_12050.
+# The runtime's family: its modules keep their first names (sys_12050, checked_12050).
 RUNTIME_SURFACE = "runtime"
-# The header families the compiled backend serves (its raw and checked functions in C):
-# where a call's own cost is what the binding adds to (the runtime's and the driver's).
-# NVRTC's and nvJitLink's calls are dominated by the compile or link they run; ctypes
-# serves them.
-COMPILED_SURFACES = frozenset({RUNTIME_SURFACE, "driver"})
 # The launch geometry record: its arguments and members take an int, a 1-3 tuple or a
 # dim3-like as Function.launch does (cudart._convert.dim3).
 DIM3 = "dim3"
 
 
 def module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
-    return f"sys_{cuda_version}" if surface == RUNTIME_SURFACE else f"{surface}_{cuda_version}"
+    """The raw module of a family's version, as its descriptor names it (nvrtc_12050)."""
+    return family(surface).module_name(cuda_version)
 
 
 def checked_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
-    if surface == RUNTIME_SURFACE:
-        return f"checked_{cuda_version}"
-    return f"{surface}_checked_{cuda_version}"
+    return family(surface).checked_module_name(cuda_version)
 
 
 def render_template(name: str, **values: object) -> str:

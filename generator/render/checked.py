@@ -23,6 +23,7 @@ import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import cudart.errors
 from cudart._fastproto import OUTPUT_VALUES
 
 from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
@@ -34,6 +35,7 @@ from ..ctypes_map import (
     device_address_written,
     integer_range,
 )
+from ..families import compiled_families
 from ..formatting import format_python
 from ..lifetimes import RELEASES_CALLABLES
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
@@ -52,7 +54,6 @@ from ..plan import (
 from ..resolve import shareable_handle_types
 from ..sizes import BUILDER_SIZES
 from .base import (
-    COMPILED_SURFACES,
     DIM3,
     docstring,
     environment,
@@ -240,7 +241,7 @@ class CheckedView:
     @property
     def compiles(self) -> bool:
         """Whether the compiled backend has this module's checked functions in C."""
-        return self.context.surface in COMPILED_SURFACES
+        return self.context.surface in compiled_families()
 
     @property
     def imports(self) -> list[str]:
@@ -260,6 +261,12 @@ class CheckedView:
     def error_base(self) -> str:
         """The cudart.errors class every failure of this module raises."""
         return self.status.base_class if self.status else RUNTIME_ERROR_BASE
+
+    @property
+    def error_base_spelled(self) -> bool:
+        """Whether cudart/errors.py spells the base class out (with its docs); a family
+        added by its descriptor alone gets one made by cudart.errors.family_class."""
+        return isinstance(getattr(cudart.errors, self.error_base, None), type)
 
     @property
     def error_enum(self) -> str:

@@ -31,7 +31,8 @@ from cudart import _fastproto as protocol
 
 from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind
-from ..gil import HOLDS_GIL
+from ..families import family
+from ..gil import holds_gil
 from ..model import Builtin, CType, EnumRef, Function, RecordRef
 from ..plan import Measure, ParamKind, Role
 from .base import (
@@ -64,10 +65,9 @@ _LARGEST_REGISTER_RECORD = 16
 
 
 def fast_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
-    """_fast_12050 (the runtime's view), _fast_driver_12050 (another family's)."""
-    if surface == RUNTIME_SURFACE:
-        return f"_fast_{cuda_version}"
-    return f"_fast_{surface}_{cuda_version}"
+    """_fast_12050 (the runtime's view), _fast_driver_12050 (the driver's): the
+    family's descriptor names them."""
+    return f"{family(surface).compiled_module}_{cuda_version}"
 
 
 def fast_merged_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
@@ -352,10 +352,13 @@ class FastView:
             target = by_name[alias.symbol]
             if not target.variadic:
                 public[alias.public] = target
-        holds_gil = HOLDS_GIL[self.context.surface]
-        unknown = sorted(set(holds_gil) - set(public))
+        kept = holds_gil(self.context.surface)
+        unknown = sorted(set(kept) - set(public))
         if unknown:
-            raise RenderError(f"generator/gil.py names functions this version lacks: {unknown}")
+            raise RenderError(
+                f"families/{self.context.surface}.toml [gil] names functions this version "
+                f"lacks: {unknown}"
+            )
         variadic = [f.name for f in self.model.functions if f.variadic]
         if variadic:
             raise RenderError(f"variadic functions have no compiled form: {variadic}")
@@ -387,7 +390,7 @@ class FastView:
             prototype,
             doc,
             declaration,
-            releases_gil=f.name not in HOLDS_GIL[self.context.surface],
+            releases_gil=f.name not in holds_gil(self.context.surface),
         )
 
     def _integer(self, t: CType) -> tuple[bool, int, str]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ctypes_map import TypeMapper, integer_range
+from ..families import family
 from ..model import ApiModel, Function
 from ..resolve import ARGUMENT_BUFFERS
 from ..status import status_enum
@@ -58,7 +59,7 @@ RECORD_SIZE = 1 << 16
 ARGUMENTS_SYMBOL = "cudart_stub_arguments"
 # The most bytes of an `extra` argument buffer logged.
 ARGUMENT_BYTES = 256
-VERSION_FUNCTION = "cuDriverGetVersion"
+VERSION_FUNCTION = family("driver").probe.function
 INVALID_VALUE = "CUDA_ERROR_INVALID_VALUE"
 
 

@@ -102,7 +102,7 @@ def test_library_planted_where_python_m_started_is_not_loaded_after_a_chdir(
     report = REPORT + (
         "n = l.load_nvrtc()\n"
         "print(json.dumps({'path': n.path, 'version': n.version,\n"
-        "                  'candidates': [p for p, _ in l.nvrtc_candidates()]}))\n"
+        "                  'candidates': [p for p, _ in l.candidates('nvrtc')]}))\n"
     )
     first, rest = report.split("\n", 1)  # the imports, then the CUDA calls
     (start / "pkg").mkdir()
@@ -283,7 +283,7 @@ except cudart.FunctionNotFoundError as exc:
 
 _DRIVER_REPORT = r"""
 import json, cudart, cudart._loader as l
-out = {"candidates": l.driver_candidates()}
+out = {"candidates": l.candidates("driver")}
 try:
     d = l.load_driver()
     out.update(path=d.path, found_by=d.found_by, version=d.version)

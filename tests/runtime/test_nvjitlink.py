@@ -90,10 +90,10 @@ def test_each_pinned_libnvjitlink_reports_its_version(manifest, nvjitlink_sets):
     process: the libraries are large."""
     code = (
         "import ctypes, sys\n"
-        "from cudart._loader import _nvjitlink_version, format_version\n"
+        "from cudart._loader import facts, format_version, library_version\n"
         "for path in sys.argv[1:]:\n"
         "    lib = ctypes.CDLL(path)\n"
-        "    version = format_version(_nvjitlink_version(lib, path))\n"
+        "    version = format_version(library_version(facts('nvjitlink'), lib, path))\n"
         "    print(hasattr(lib, 'nvJitLinkVersion'), version)\n"
     )
     paths = [str(nvjitlink_sets[k].library) for k in VERSIONS]

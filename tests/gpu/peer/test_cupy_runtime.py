@@ -64,7 +64,9 @@ def test_assumed_runtime_version():
     cudart found both itself. Where the run pairs them by design (the pinned 12.5 NVRTC
     with each 12.x runtime, the machine's with each 13.x), the same major version is
     what must hold, and the NVRTC loaded must be the one the pairing names."""
-    from cudart._loader import NVRTC_LIBRARY_ENV, load_nvrtc
+    from cudart._loader import facts, load_nvrtc
+
+    NVRTC_LIBRARY_ENV = facts("nvrtc")["env"]
     from cudart.nvrtc import nvrtc_version
 
     version = nvrtc_version()  # major * 1000 + minor * 10, as upstream computes it
