@@ -740,7 +740,10 @@ def test_get_proc_address_default_follows_the_per_thread_switch(switch):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert found["per_thread"] is (switch == "1") and not found["exported"]
+    # The symbol the bindings bind cuGetProcAddress to under the switch: the legacy
+    # cuGetProcAddress_v2 is exported; the per-thread _ptsz form is cuda.h's inline only.
+    assert found["per_thread"] is (switch == "1")
+    assert found["exported"] is (switch == "0")
     legacy = found["CU_GET_PROC_ADDRESS_LEGACY_STREAM"]
     per_thread = found["CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"]
     assert legacy and per_thread and legacy != per_thread  # cuStreamQuery, cuStreamQuery_ptsz

@@ -36,7 +36,7 @@ import ctypes
 import platform
 import shutil
 import subprocess
-from ctypes import addressof, c_bool, c_int, c_size_t, c_void_p, sizeof
+from ctypes import addressof, c_int, c_size_t, c_void_p
 
 import pytest
 
@@ -570,22 +570,14 @@ def test_cuda_graphMem_attr(device):
     driver.cuStreamDestroy(stream)
 
 
-def _coredump_set(attr, value) -> None:
-    size = c_size_t(sizeof(value))
-    driver.cuCoredumpSetAttributeGlobal(attr, value, size)
-
-
-def _coredump_get(attr, value):
-    size = c_size_t(sizeof(value))
-    driver.cuCoredumpGetAttributeGlobal(attr, value, size)
-    return value.value
-
-
 def test_cuda_coredump_attr():
     """Upstream NVIDIA/cuda-python: test_cuda.py@13ff0b7, test_cuda_coredump_attr
 
-    The flags are bools and the paths NUL-terminated strings, each passed with its
-    size (cuda.h: `size_t *size`, the value's bytes)."""
+    As upstream calls them: the setter takes (attrib, value), the getter (attrib) and
+    returns the value, typed by attrib (cuda.h's `size_t *size` is computed for the
+    caller). Upstream's strings come back as bytes, cudart's as str (the file system's
+    encoding, as a path); bytes are taken as upstream passes them. Upstream sets these
+    globally and leaves them set; so does this port."""
     if (
         driverVersionLessThan(12010)
         or not supportsCudaAPI("cuCoredumpSetAttributeGlobal")
@@ -594,24 +586,24 @@ def test_cuda_coredump_attr():
         pytest.skip("Coredump API not present")
     attr_list = [None] * 6
 
-    _coredump_set(driver.CU_COREDUMP_TRIGGER_HOST, c_bool(False))
-    _coredump_set(driver.CU_COREDUMP_FILE, ctypes.create_string_buffer(b"corefile"))
-    _coredump_set(driver.CU_COREDUMP_PIPE, ctypes.create_string_buffer(b"corepipe"))
-    _coredump_set(driver.CU_COREDUMP_LIGHTWEIGHT, c_bool(True))
+    driver.cuCoredumpSetAttributeGlobal(driver.CU_COREDUMP_TRIGGER_HOST, False)
+    driver.cuCoredumpSetAttributeGlobal(driver.CU_COREDUMP_FILE, b"corefile")
+    driver.cuCoredumpSetAttributeGlobal(driver.CU_COREDUMP_PIPE, b"corepipe")
+    driver.cuCoredumpSetAttributeGlobal(driver.CU_COREDUMP_LIGHTWEIGHT, True)
 
-    for idx, (attr, value) in enumerate(
+    for idx, attr in enumerate(
         [
-            (driver.CU_COREDUMP_TRIGGER_HOST, c_bool()),
-            (driver.CU_COREDUMP_FILE, ctypes.create_string_buffer(1024)),
-            (driver.CU_COREDUMP_PIPE, ctypes.create_string_buffer(1024)),
-            (driver.CU_COREDUMP_LIGHTWEIGHT, c_bool()),
+            driver.CU_COREDUMP_TRIGGER_HOST,
+            driver.CU_COREDUMP_FILE,
+            driver.CU_COREDUMP_PIPE,
+            driver.CU_COREDUMP_LIGHTWEIGHT,
         ]
     ):
-        attr_list[idx] = _coredump_get(attr, value)
+        attr_list[idx] = driver.cuCoredumpGetAttributeGlobal(attr)
 
     assert attr_list[0] is False
-    assert attr_list[1] == b"corefile"
-    assert attr_list[2] == b"corepipe"
+    assert attr_list[1] == "corefile"
+    assert attr_list[2] == "corepipe"
     assert attr_list[3] is True
 
 
