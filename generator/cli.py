@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import model_cache
 from .ctypes_map import RenderError
-from .families import families
+from .families import FAMILIES_ENV
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
     SNAPSHOTS,
@@ -155,7 +155,7 @@ def cmd_add(args) -> int:
         keys = new_minors(manifest, _progress)
         if not keys:
             _progress(
-                f"the manifest has every released minor of CUDA {', '.join(manifest.families)}.x"
+                f"the manifest has every released minor of CUDA {', '.join(manifest.majors)}.x"
             )
             return 0
         _progress(f"new on the registry: CUDA {', '.join(keys)}")
@@ -221,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cudart-bindgen", description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST_PATH)
     parser.add_argument("--output", type=Path, default=GENERATED, help="the generated/ folder")
+    parser.add_argument(
+        "--families",
+        type=Path,
+        help="the folder of family descriptors (default: the checkout's families/)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="(re)generate one version, or all of the manifest")
     gen.add_argument("version", nargs="?", help="a CUDA version of the manifest, e.g. 12.5")
@@ -264,8 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument(
         "--surface",
         default=DEFAULT_SURFACE,
-        choices=[f.name for f in families()],
-        help=f"the header family (families/<name>.toml; default {DEFAULT_SURFACE})",
+        help=f"the header family (its descriptor's name; default {DEFAULT_SURFACE})",
     )
     outputs.set_defaults(func=cmd_outputs)
     docs = sub.add_parser(
@@ -302,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "all", False) and version is not None:
         print("cudart-bindgen: error: give a version or --all, not both", file=sys.stderr)
         return 2
+    if args.families is not None:
+        # In the environment: render_all's worker processes inherit it.
+        os.environ[FAMILIES_ENV] = str(args.families.resolve())
     if getattr(args, "no_model_cache", False):
         # In the environment: render_all's worker processes inherit it.
         os.environ[model_cache.CACHE_ENV] = "0"

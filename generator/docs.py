@@ -40,7 +40,7 @@ def families(manifest: Manifest, progress: Progress) -> list[FamilyReference]:
     versions that have it."""
     surfaces: dict[str, list[str]] = {}
     for key in manifest.keys():
-        for surface in manifest.families[manifest.get(key).family].surfaces:
+        for surface in manifest.majors[manifest.get(key).major].surfaces:
             surfaces.setdefault(surface, []).append(key)
     out = []
     for surface, keys in surfaces.items():

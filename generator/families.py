@@ -45,6 +45,7 @@ Keys of a descriptor (optional ones say their default):
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from typing import Any
 
 __all__ = [
     "FAMILIES_DIR",
+    "FAMILIES_ENV",
     "Family",
     "FamilyError",
     "compiled_families",
@@ -63,6 +65,9 @@ __all__ = [
 ]
 
 FAMILIES_DIR = Path(__file__).resolve().parent.parent / "families"
+# Another folder of descriptors (cudart-bindgen --families): in the environment, so that
+# the render pool's workers read the same.
+FAMILIES_ENV = "CUDART_BINDGEN_FAMILIES"
 AXES = ("cuda",)
 SERVE_RULES = ("runtime", "own", "driver")
 PROBE_FORMS = ("version", "major_minor")
@@ -283,10 +288,17 @@ def load(path: Path) -> Family:
     return family
 
 
+def families(folder: Path | None = None) -> tuple[Family, ...]:
+    """Every descriptor of `folder` (families/, or $CUDART_BINDGEN_FAMILIES), by name; the
+    module names of no two collide, and exactly one family is served by the runtime's
+    rule."""
+    if folder is None:
+        folder = Path(os.environ.get(FAMILIES_ENV) or FAMILIES_DIR)
+    return _families(folder.resolve())
+
+
 @cache
-def families(folder: Path = FAMILIES_DIR) -> tuple[Family, ...]:
-    """Every descriptor of `folder`, by name; the module names of no two collide, and
-    exactly one family is served by the runtime's rule."""
+def _families(folder: Path) -> tuple[Family, ...]:
     found = tuple(load(p) for p in sorted(folder.glob("*.toml")))
     if not found:
         raise FamilyError(f"no family descriptors in {folder}")
@@ -307,19 +319,19 @@ def families(folder: Path = FAMILIES_DIR) -> tuple[Family, ...]:
     return found
 
 
-def family(name: str, folder: Path = FAMILIES_DIR) -> Family:
+def family(name: str, folder: Path | None = None) -> Family:
     for f in families(folder):
         if f.name == name:
             return f
     known = ", ".join(f.name for f in families(folder))
-    raise FamilyError(f"no family {name!r} (families/: {known})")
+    raise FamilyError(f"no family {name!r} (its descriptors: {known})")
 
 
-def compiled_families(folder: Path = FAMILIES_DIR) -> frozenset[str]:
+def compiled_families(folder: Path | None = None) -> frozenset[str]:
     return frozenset(f.name for f in families(folder) if f.compiled)
 
 
-def runtime_table(folder: Path = FAMILIES_DIR) -> dict[str, dict[str, Any]]:
+def runtime_table(folder: Path | None = None) -> dict[str, dict[str, Any]]:
     """What the runtime package reads of each family (cudart._versions FAMILIES; the
     keys are cudart._contract.FAMILY_KEYS), by name."""
     table = {}

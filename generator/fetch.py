@@ -126,7 +126,7 @@ def _ready_cache() -> Path:
 @dataclass(frozen=True)
 class HeaderSet:
     key: str
-    include_dirs: tuple[Path, ...]  # one per wheel role, in the family's order
+    include_dirs: tuple[Path, ...]  # one per wheel role, in the major table's order
     headers: tuple[Path, ...]  # the surface headers, where the parse starts
     # The surface's library as unpacked; None where no wheel holds it (libcuda.so.1,
     # a manifest `system_library`: the machine's driver, if any, is the real one).
@@ -481,7 +481,7 @@ def _extract(
         ]
         if missing:
             raise FetchError(
-                f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths"
+                f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's major table's paths"
             )
         (staging / COMPLETE_MARKER).write_bytes(_marker_head(pin) + record)
         _put_in_place(staging, target, pin, wanted)
@@ -603,19 +603,19 @@ def fetch_version(
     locally: libcudart and the runtime's headers by default, or another header family's
     (nvrtc: nvrtc.h and libnvrtc)."""
     pin = manifest.get(key)
-    family = manifest.families[pin.family]
+    major = manifest.majors[pin.major]
     root = _ready_cache()
     clean_scratch(root)
 
     include_dirs: list[Path] = []
     headers: list[Path] = []
     library = None
-    kinds = family.surface_wheels(surface)
+    kinds = major.surface_wheels(surface)
     if not kinds:
-        raise FetchError(f"families.{family.name} has no {surface!r} surface")
+        raise FetchError(f"majors.{major.name} has no {surface!r} surface")
     for kind in kinds:
         wheel = pin.wheel(kind.role)
-        sharing = [k for k in family.wheels if pin.wheel(k.role) == wheel]
+        sharing = [k for k in major.wheels if pin.wheel(k.role) == wheel]
         wanted, required = _wanted(sharing)
         unpacked = _extract(wheel, wanted, required, root, progress)
         include_dirs.append(unpacked / kind.include)
@@ -673,11 +673,11 @@ def released_versions(package: str, progress: Progress = print_to_stderr) -> lis
 
 
 def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list[str]:
-    """CUDA minors ("13.6") released for a family of the manifest but not pinned in it,
+    """CUDA minors ("13.6") released for a major of the manifest but not pinned in it,
     oldest first. Pre-releases and versions that are not MAJOR.MINOR.PATCH are skipped."""
     found: set[str] = set()
-    for name, family in manifest.families.items():
-        for version in released_versions(family.runtime.package, progress):
+    for name, major in manifest.majors.items():
+        for version in released_versions(major.runtime.package, progress):
             m = re.fullmatch(r"([0-9]+)\.([0-9]+)\.[0-9]+(?:\.post[0-9]+)?", version, re.ASCII)
             if m and m.group(1) == name:
                 found.add(f"{int(m.group(1))}.{int(m.group(2))}")
@@ -688,10 +688,10 @@ def resolve_newest(
     manifest: Manifest, key: str, progress: Progress = print_to_stderr
 ) -> VersionPin:
     """Pin the newest patch release of CUDA ``key`` (e.g. "12.6") of every wheel of its
-    family: each wheel's own newest ``key.*`` release, since the patch numbers of a
+    major table: each wheel's own newest ``key.*`` release, since the patch numbers of a
     CUDA release's wheels differ (runtime 12.5.82, profiler 12.5.39)."""
     parse_version_key(key)
-    family = manifest.family_for(key)
+    major = manifest.major_for(key)
     root = _ready_cache()
-    wheels = {kind.role: _resolve_one(kind.package, key, root, progress) for kind in family.wheels}
-    return VersionPin(key=key, family=family.name, wheels=wheels)
+    wheels = {kind.role: _resolve_one(kind.package, key, root, progress) for kind in major.wheels}
+    return VersionPin(key=key, major=major.name, wheels=wheels)

@@ -78,7 +78,7 @@ def render_version(
     output-shape snapshot of each surface (tests/generator/test_checked.py and
     tests/runtime/test_nvrtc.py hold them)."""
     pin = manifest.get(key)
-    family = manifest.families[pin.family]
+    family = manifest.majors[pin.major]
     files: dict[str, str] = {}
     snapshots: dict[str, str] = {}
     fast: list[FastPieces] = []
@@ -138,7 +138,7 @@ def surface_context(
     """What every view of one family of one version reads (its modules, the reference
     of generator/render/docs.py), from the family's parsed model."""
     pin = manifest.get(key)
-    major = manifest.families[pin.family]
+    major = manifest.majors[pin.major]
     descriptor = family(surface)
     if surface == DEFAULT_SURFACE:
         if model.cuda_version != pin.number:
@@ -213,7 +213,7 @@ def render_all(
     # Headers are fetched here first, once: workers then only read the cache, and a
     # download or checksum failure is reported before any work starts.
     for key in keys:
-        for surface in manifest.families[manifest.get(key).family].surfaces:
+        for surface in manifest.majors[manifest.get(key).major].surfaces:
             fetch_version(manifest, key, lambda _message: None, surface)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
     with _pool(jobs) as pool:
@@ -269,7 +269,7 @@ def view_table(manifest: Manifest) -> dict[str, tuple[int, ...]]:
     table: dict[str, set[int]] = {}
     for key in manifest.keys():
         pin = manifest.get(key)
-        for surface in manifest.families[pin.family].surfaces:
+        for surface in manifest.majors[pin.major].surfaces:
             for name in (
                 module_name(pin.number, surface),
                 checked_module_name(pin.number, surface),

@@ -1,7 +1,7 @@
 """The pinned set of CUDA header wheels, read from and written to cuda_headers_manifest.toml.
 
 A CUDA release is described in two layers so that supporting a new major
-version, a new wheel or a new header is a data change: a *family* says, per wheel
+version, a new wheel or a new header is a data change: a *major* table says, per wheel
 role (runtime, crt, profiler, ...), which package holds headers, where they sit and
 which of them belong to the runtime surface; a *version pin* names the exact wheel
 of every role for one ``major.minor`` release and its sha256.
@@ -24,7 +24,7 @@ from .files import write_atomically
 __all__ = [
     "DEFAULT_MANIFEST_PATH",
     "DEFAULT_SURFACE",
-    "Family",
+    "Major",
     "Manifest",
     "ManifestError",
     "UnknownVersionError",
@@ -49,14 +49,14 @@ _OPEN_FLAGS = (
 
 # Every pattern below is applied with fullmatch and re.ASCII: `$` would also match before
 # a final newline ("12.5\n"), and `\d` any script's digits ("１２.５" would be int 12.5).
-# A version key (and a family's major) is canonical, one spelling per number: no leading
+# A version key (and a major table's number) is canonical, one spelling per number: no leading
 # zero, so that "12.05" or "012.5" can never alias "12.5" (and render sys_12050 twice).
 _NUMBER = r"(?:0|[1-9][0-9]*)"
 _KEY_RE = re.compile(rf"({_NUMBER})\.({_NUMBER})", re.ASCII)
 _SHA256_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
-_FAMILY_RE = re.compile(_NUMBER, re.ASCII)
-_FAMILY_WHAT = "a family is a CUDA major number such as '12'"
+_MAJOR_RE = re.compile(_NUMBER, re.ASCII)
+_MAJOR_WHAT = "a major is a CUDA major number such as '12'"
 # Every string of the manifest ends up in a pip command line, a cache path or a path
 # inside a wheel, so each is held to the grammar of what it names before anything uses
 # it: a name that does not fit is refused, never escaped.
@@ -93,7 +93,7 @@ HEADER = """\
 # This file is rewritten by `cudart-bindgen add X.Y`; edits by hand are kept
 # only as data (comments other than this header are dropped).
 #
-# [families.<major>.<role>] is one wheel of a CUDA major version, by role
+# [majors.<major>.<role>] is one wheel of a CUDA major version, by role
 # (runtime, crt, profiler, ...; the order of the roles is the include order):
 #   package: its PyPI name; include: its include folder, as a path inside the
 #     wheel (passed to the compiler as -I, in role order);
@@ -105,10 +105,10 @@ HEADER = """\
 #     cuda_runtime_api.h includes but the runtime wheel lacks);
 #   library: in exactly one role of each surface, the library's path inside that
 #     wheel (libcudart for the runtime surface);
-#   surface: optional, the header family the wheel belongs to: "runtime" when
-#     absent; another name (nvrtc) is a second family of the same CUDA version,
+#   surface: optional, the header family the wheel belongs to (families/<name>.toml):
+#     "runtime" when absent; another name (nvrtc) is a second family of the same CUDA version,
 #     with its own entry headers and library, rendered into modules of its own
-#     (<surface>_<ver>.py and <surface>_checked_<ver>.py);
+#     (named by its descriptor: nvrtc_<ver>.py and nvrtc_checked_<ver>.py);
 #   companions: optional, globs of files beside the library that it loads
 #     itself (libnvrtc's builtins), unpacked with it.
 #   system_library: instead of `library`, for a surface whose library no wheel
@@ -117,6 +117,7 @@ HEADER = """\
 # Adding a wheel or a surface header is a change to these tables alone;
 # `cudart-bindgen add` pins the newest patch release of the same minor for
 # every role (the wheels' patch numbers differ: runtime 12.5.82, profiler 12.5.39).
+# [versions."<major>.<minor>"] names its table of roles (major = "12"), and
 # [versions."<major>.<minor>".<role>] pins the exact wheel of every role: its
 # sha256, and record_sha256, that of the wheel's RECORD (the sha256 of each of its
 # files), against which an unpacked tree in the cache is checked before each use.
@@ -267,7 +268,7 @@ class WheelPin:
 
 @dataclass(frozen=True)
 class WheelKind:
-    """One wheel role of a family: where its headers are and which belong to the surface."""
+    """One wheel role of a major table: where its headers are and which belong to the surface."""
 
     role: str
     package: str
@@ -385,20 +386,20 @@ class WheelKind:
 
 
 @dataclass(frozen=True)
-class Family:
+class Major:
     name: str
     wheels: tuple[WheelKind, ...]
 
     def __post_init__(self) -> None:
-        _check_word(_FAMILY_RE, self.name, "families", _FAMILY_WHAT)
+        _check_word(_MAJOR_RE, self.name, "majors", _MAJOR_WHAT)
         for w in self.wheels:
-            w.validate(f"families.{self.name}.{w.role}")
+            w.validate(f"majors.{self.name}.{w.role}")
         roles = [w.role for w in self.wheels]
         if len(set(roles)) != len(roles):
-            raise ManifestError(f"families.{self.name} names a wheel role twice")
+            raise ManifestError(f"majors.{self.name} names a wheel role twice")
         if DEFAULT_SURFACE not in self.surfaces:
             raise ManifestError(
-                f"families.{self.name}: no wheel belongs to the {DEFAULT_SURFACE} surface"
+                f"majors.{self.name}: no wheel belongs to the {DEFAULT_SURFACE} surface"
             )
         for surface in self.surfaces:
             members = self.surface_wheels(surface)
@@ -406,11 +407,11 @@ class Family:
             named = "" if surface == DEFAULT_SURFACE else f" of the {surface} surface"
             if len(carriers) != 1:
                 raise ManifestError(
-                    f"families.{self.name}: exactly one wheel{named} must name the library, "
+                    f"majors.{self.name}: exactly one wheel{named} must name the library, "
                     f"not {len(carriers)} ({', '.join(carriers) or 'none'})"
                 )
             if not any(w.headers for w in members):
-                raise ManifestError(f"families.{self.name}: no wheel{named} names a surface header")
+                raise ManifestError(f"majors.{self.name}: no wheel{named} names a surface header")
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -443,16 +444,16 @@ class Family:
         for w in self.wheels:
             if w.role == role:
                 return w
-        raise ManifestError(f"families.{self.name} has no {role!r} wheel")
+        raise ManifestError(f"majors.{self.name} has no {role!r} wheel")
 
     def to_toml(self) -> dict[str, Any]:
         return {w.role: w.to_toml() for w in self.wheels}
 
     @classmethod
-    def from_toml(cls, name: str, data: Any) -> Family:
+    def from_toml(cls, name: str, data: Any) -> Major:
         # The name and the roles are checked before they are part of a message's place.
-        _check_word(_FAMILY_RE, name, "families", _FAMILY_WHAT)
-        where = f"families.{name}"
+        _check_word(_MAJOR_RE, name, "majors", _MAJOR_WHAT)
+        where = f"majors.{name}"
         if not isinstance(data, dict) or not data:
             raise ManifestError(f"{where} must be a table of wheel roles")
         for role in data:
@@ -475,8 +476,8 @@ def _check_word(pattern: re.Pattern[str], key: Any, table: str, what: str) -> No
 @dataclass(frozen=True)
 class VersionPin:
     key: str
-    family: str
-    wheels: Mapping[str, WheelPin]  # role -> pinned wheel, in the family's role order
+    major: str
+    wheels: Mapping[str, WheelPin]  # role -> pinned wheel, in the major's role order
 
     def __post_init__(self) -> None:
         parse_version_key(self.key)
@@ -498,23 +499,23 @@ class VersionPin:
             raise ManifestError(f'versions."{self.key}" pins no {role!r} wheel') from None
 
     def to_toml(self) -> dict[str, Any]:
-        return {"family": self.family} | {role: w.to_toml() for role, w in self.wheels.items()}
+        return {"major": self.major} | {role: w.to_toml() for role, w in self.wheels.items()}
 
     @classmethod
     def from_toml(cls, key: str, data: Any) -> VersionPin:
         where = _key_field(key)
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
-        family = data.get("family")
-        if not isinstance(family, str):
-            raise ManifestError(f"{where}.family must be a string")
+        major = data.get("major")
+        if not isinstance(major, str):
+            raise ManifestError(f"{where}.major must be a string")
         return cls(
             key=key,
-            family=family,
+            major=major,
             wheels={
                 role: WheelPin.from_toml(body, f"{where}.{role}")
                 for role, body in data.items()
-                if role != "family"
+                if role != "major"
             },
         )
 
@@ -556,7 +557,7 @@ def _sorted_keys(keys: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class Manifest:
-    families: Mapping[str, Family] = field(default_factory=dict)
+    majors: Mapping[str, Major] = field(default_factory=dict)
     versions: Mapping[str, VersionPin] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -564,25 +565,25 @@ class Manifest:
             _parse_key_field(key)
             if pin.key != key:
                 raise ManifestError(f"version pin {pin.key!r} is filed under {key!r}")
-            if pin.family not in self.families:
+            if pin.major not in self.majors:
                 raise ManifestError(
-                    f'versions."{key}".family is {pin.family!r}, '
-                    f"which has no [families.{pin.family}] table"
+                    f'versions."{key}".major is {pin.major!r}, '
+                    f"which has no [majors.{pin.major}] table"
                 )
-            family = self.families[pin.family]
-            if tuple(pin.wheels) != family.roles:
+            major = self.majors[pin.major]
+            if tuple(pin.wheels) != major.roles:
                 raise ManifestError(
                     f'versions."{key}" pins the wheels {", ".join(pin.wheels) or "none"}; '
-                    f"families.{pin.family} has {', '.join(family.roles)}, in that order"
+                    f"majors.{pin.major} has {', '.join(major.roles)}, in that order"
                 )
-            for kind in family.wheels:
+            for kind in major.wheels:
                 where = f"{_key_field(key)}.{kind.role}"
                 wheel = pin.wheels[kind.role]
                 wheel.validate(where)
                 if normalize_package(wheel.package) != normalize_package(kind.package):
                     raise ManifestError(
                         f"{where}.package is {wheel.package!r}, but "
-                        f"families.{pin.family}.{kind.role}.package is {kind.package!r}"
+                        f"majors.{pin.major}.{kind.role}.package is {kind.package!r}"
                     )
 
     @classmethod
@@ -591,18 +592,24 @@ class Manifest:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ManifestError(f"{source}: invalid TOML: {e}") from None
-        fams = data.get("families", {})
+        if "families" in data:
+            raise ManifestError(
+                f"{source}: [families.<major>] tables are [majors.<major>] now, and a "
+                'version\'s `family` its `major` ("family" names a header family, '
+                "families/<name>.toml)"
+            )
+        majors_data = data.get("majors", {})
         vers = data.get("versions", {})
-        if not isinstance(fams, dict) or not isinstance(vers, dict):
-            raise ManifestError(f"{source}: 'families' and 'versions' must be tables")
-        extra = sorted(set(data) - {"families", "versions"})
+        if not isinstance(majors_data, dict) or not isinstance(vers, dict):
+            raise ManifestError(f"{source}: 'majors' and 'versions' must be tables")
+        extra = sorted(set(data) - {"majors", "versions"})
         if extra:
             raise ManifestError(f"{source}: unknown top-level keys: {', '.join(extra)}")
-        families = {name: Family.from_toml(name, body) for name, body in fams.items()}
+        majors = {name: Major.from_toml(name, body) for name, body in majors_data.items()}
         for key in vers:
             _parse_key_field(key)
         versions = {key: VersionPin.from_toml(key, body) for key, body in vers.items()}
-        return cls(families=families, versions=versions)
+        return cls(majors=majors, versions=versions)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> Manifest:
@@ -617,9 +624,9 @@ class Manifest:
 
     def dumps(self) -> str:
         data = {
-            "families": {
-                name: self.families[name].to_toml()
-                for name in sorted(self.families, key=lambda n: (len(n), n))
+            "majors": {
+                name: self.majors[name].to_toml()
+                for name in sorted(self.majors, key=lambda n: (len(n), n))
             },
             "versions": {key: self.versions[key].to_toml() for key in self.keys()},
         }
@@ -646,16 +653,16 @@ class Manifest:
                 f"run `cudart-bindgen add {key}` to pin it"
             ) from None
 
-    def family_for(self, key: str) -> Family:
-        """The family a version key belongs to, by its major number."""
-        major, _ = parse_version_key(key)
-        fam = self.families.get(str(major))
-        if fam is None:
-            known = ", ".join(sorted(self.families, key=lambda n: (len(n), n))) or "none"
+    def major_for(self, key: str) -> Major:
+        """The major table a version key belongs to, by its major number."""
+        number, _ = parse_version_key(key)
+        found = self.majors.get(str(number))
+        if found is None:
+            known = ", ".join(sorted(self.majors, key=lambda n: (len(n), n))) or "none"
             raise ManifestError(
-                f"no [families.{major}] table for CUDA {key} (known families: {known})"
+                f"no [majors.{number}] table for CUDA {key} (known majors: {known})"
             )
-        return fam
+        return found
 
     def with_version(self, pin: VersionPin) -> Manifest:
         versions = dict(self.versions)

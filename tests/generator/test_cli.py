@@ -8,22 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from suite import GENERATED, REPO, run_python
+from suite import GENERATED, REPO, bindgen, run_python
 
 from generator.generate import merged_files
 from generator.views import read_merged, view_source
-
-
-def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def _scratch_manifest(tmp_path, keys: tuple[str, ...]) -> list[str]:
@@ -32,7 +20,7 @@ def _scratch_manifest(tmp_path, keys: tuple[str, ...]) -> list[str]:
 
     full = Manifest.load(REPO / "cuda_headers_manifest.toml")
     manifest = tmp_path / "manifest.toml"
-    manifest.write_text(type(full)(full.families, {k: full.get(k) for k in keys}).dumps())
+    manifest.write_text(type(full)(full.majors, {k: full.get(k) for k in keys}).dumps())
     return ["--manifest", str(manifest), "--output", str(tmp_path / "generated")]
 
 
@@ -166,7 +154,7 @@ def _repo_copy(tmp_path, drop: str):
     from generator.manifest import Manifest
 
     m = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    m = type(m)(m.families, {k: v for k, v in m.versions.items() if k != drop})
+    m = type(m)(m.majors, {k: v for k, v in m.versions.items() if k != drop})
     manifest = tmp_path / "manifest.toml"
     manifest.write_text(m.dumps())
     number = Manifest.load(REPO / "cuda_headers_manifest.toml").get(drop).number
@@ -233,7 +221,7 @@ def test_add_brings_a_version_back_exactly(tmp_path):
 
 
 def test_add_new_finds_the_minors_the_manifest_lacks(tmp_path):
-    """`add --new` asks the registry for every minor of the manifest's families and adds
+    """`add --new` asks the registry for every minor of the manifest's majors and adds
     those the manifest lacks: here the newest, removed first."""
     from generator.manifest import Manifest
 

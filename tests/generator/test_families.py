@@ -29,7 +29,7 @@ def test_the_generated_table_is_the_descriptors_with_the_contracts_keys():
 def test_every_manifest_surface_has_a_descriptor_and_every_major_every_family():
     manifest = Manifest.load()
     names = {f.name for f in families()}
-    for major in manifest.families.values():
+    for major in manifest.majors.values():
         assert set(major.surfaces) == names, major.name
 
 

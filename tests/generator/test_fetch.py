@@ -27,7 +27,7 @@ from generator.fetch import (
 from generator.manifest import (
     DEFAULT_MANIFEST_PATH,
     HEADER,
-    Family,
+    Major,
     Manifest,
     ManifestError,
     UnknownVersionError,
@@ -73,8 +73,8 @@ def test_manifest_pins(manifest):
         major, minor = (int(x) for x in key.split("."))
         assert pin.number == major * 1000 + minor * 10
         assert pin.module_name == f"sys_{pin.number}"
-        family = manifest.families[pin.family]
-        assert pin.family == str(major)
+        family = manifest.majors[pin.major]
+        assert pin.major == str(major)
         assert tuple(pin.wheels) == family.roles
         for kind in family.wheels:
             w = pin.wheel(kind.role)
@@ -83,7 +83,7 @@ def test_manifest_pins(manifest):
             assert w.version.startswith(f"{key}."), (key, kind.role, w.version)
             assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
             assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
-    assert set(manifest.families) == {p.family for p in manifest.versions.values()}
+    assert set(manifest.majors) == {p.major for p in manifest.versions.values()}
 
 
 def test_a_manifest_pin_the_tests_rely_on(manifest):
@@ -99,7 +99,7 @@ def test_a_manifest_pin_the_tests_rely_on(manifest):
 def test_manifest_numeric_sort_and_save(manifest, tmp_path):
     base = manifest.get("12.5")
     m = type(manifest)(
-        manifest.families, {k: v for k, v in manifest.versions.items() if k.startswith("12.")}
+        manifest.majors, {k: v for k, v in manifest.versions.items() if k.startswith("12.")}
     )
     for key in ("12.10", "12.9"):
         m = m.with_version(dataclasses.replace(base, key=key))
@@ -173,7 +173,7 @@ def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
     assert isinstance(hs, HeaderSet)
     assert hs.key == "12.5"
     # The runtime surface's wheels (NVRTC's is a surface of its own: fetched apart).
-    runtime_wheels = manifest.families["12"].surface_wheels("runtime")
+    runtime_wheels = manifest.majors["12"].surface_wheels("runtime")
     assert len(hs.include_dirs) == len(runtime_wheels) == 3
     assert all(d.is_dir() for d in hs.include_dirs)
     assert [h.name for h in hs.headers] == [
@@ -211,7 +211,7 @@ def test_extracted_dir_removed_uses_cached_wheel(manifest, shared_cache, monkeyp
     """A lost extraction is redone from the kept wheel, without pip."""
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(shared_cache))
     hs = fetch_version(manifest, "12.5", progress=lambda m: None)
-    runtime_dir = hs.headers[0].parents[len(Path(manifest.families["12"].runtime.include).parts)]
+    runtime_dir = hs.headers[0].parents[len(Path(manifest.majors["12"].runtime.include).parts)]
 
     shutil.rmtree(runtime_dir)
     messages: list[str] = []
@@ -265,7 +265,7 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
-    assert pin.key == "12.6" and pin.family == "12"
+    assert pin.key == "12.6" and pin.major == "12"
     assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc", "nvjitlink", "driver"]
     assert pin.wheel("driver") == pin.wheel("runtime")  # cuda.h comes with libcudart
     assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
@@ -298,7 +298,7 @@ def test_resolve_no_such_minor(manifest, tmp_path, monkeypatch):
     assert str(ei.value) == "no release of nvidia-cuda-runtime-cu12 matches 12.99.*"
 
 
-def test_resolve_unknown_family(manifest, tmp_path, monkeypatch):
+def test_resolve_unknown_major(manifest, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
     with pytest.raises(ManifestError) as ei:
         resolve_newest(manifest, "11.8", progress=lambda m: None)
@@ -306,7 +306,7 @@ def test_resolve_unknown_family(manifest, tmp_path, monkeypatch):
     assert "12" in msg and "13" in msg and "\n" not in msg
 
 
-def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(manifest):
+def test_manifest_refuses_a_major_without_one_library_or_a_pin_missing_a_wheel(manifest):
     text = manifest.dumps()
     no_library = text.replace('library = "nvidia/cu13/lib/libcudart.so.13"\n', "")
     with pytest.raises(ManifestError, match="exactly one wheel must name the library"):
@@ -329,13 +329,13 @@ def test_adding_a_surface_header_is_a_data_change(manifest):
     from generator.fetch import _wanted
 
     kind = dataclasses.replace(
-        manifest.families["12"].wheel("runtime"),
-        headers=(*manifest.families["12"].wheel("runtime").headers, "cuda_occupancy.h"),
+        manifest.majors["12"].wheel("runtime"),
+        headers=(*manifest.majors["12"].wheel("runtime").headers, "cuda_occupancy.h"),
     )
     wanted, required = _wanted([kind])
     assert f"{kind.include}/cuda_occupancy.h" in required
     assert wanted(f"{kind.include}/cuda_occupancy.h") and wanted(kind.library or "")
-    crt_wanted, crt_required = _wanted([manifest.families["12"].wheel("crt")])
+    crt_wanted, crt_required = _wanted([manifest.majors["12"].wheel("crt")])
     assert crt_required == ("nvidia/cuda_nvcc/include/crt",)
     assert crt_wanted("nvidia/cuda_nvcc/include/crt/host_defines.h")
     assert not crt_wanted("nvidia/cuda_nvcc/include/fatbinary_section.h")
@@ -343,10 +343,10 @@ def test_adding_a_surface_header_is_a_data_change(manifest):
 
 # ------------------------------------------------------------ system libraries
 
-# The driver's wheel table as dumps() writes it (families.13): cuda.h from the runtime's
+# The driver's wheel table as dumps() writes it (majors.13): cuda.h from the runtime's
 # wheel, libcuda.so.1 from the system.
 DRIVER_TABLE = """\
-[families.13.driver]
+[majors.13.driver]
 package = "nvidia-cuda-runtime"
 include = "nvidia/cu13/include"
 headers = [
@@ -364,24 +364,24 @@ def _driver_table(manifest: Manifest, new: str) -> str:
 
 def test_the_driver_surface_names_a_system_library(manifest):
     for family in ("12", "13"):
-        driver = manifest.families[family].library_wheel("driver")
+        driver = manifest.majors[family].library_wheel("driver")
         assert (driver.role, driver.library, driver.system_library) == (
             "driver",
             None,
             "libcuda.so.1",
         )
         assert driver.library_name == "libcuda.so.1"
-        runtime = manifest.families[family].runtime
+        runtime = manifest.majors[family].runtime
         assert runtime.library_name == f"libcudart.so.{family}"
-        assert manifest.families[family].wheel("crt").library_name is None
+        assert manifest.majors[family].wheel("crt").library_name is None
 
 
 def test_a_system_library_round_trips(manifest):
-    driver = manifest.families["13"].wheel("driver")
+    driver = manifest.majors["13"].wheel("driver")
     data = driver.to_toml()
     assert data["system_library"] == "libcuda.so.1" and "library" not in data
-    assert WheelKind.from_toml("driver", data, "families.13.driver") == driver
-    plain = manifest.families["13"].wheel("crt").to_toml()
+    assert WheelKind.from_toml("driver", data, "majors.13.driver") == driver
+    plain = manifest.majors["13"].wheel("crt").to_toml()
     assert "system_library" not in plain and "library" not in plain
 
 
@@ -418,7 +418,7 @@ def test_a_system_library_that_is_no_string_is_refused(manifest):
     text = _driver_table(
         manifest, DRIVER_TABLE.replace('system_library = "libcuda.so.1"', "system_library = 1")
     )
-    with pytest.raises(ManifestError, match="families.13.driver.system_library must be a string"):
+    with pytest.raises(ManifestError, match="majors.13.driver.system_library must be a string"):
         Manifest.loads(text)
 
 
@@ -427,14 +427,14 @@ def test_a_system_library_counts_as_the_surfaces_one_library(manifest):
     none = _driver_table(manifest, DRIVER_TABLE.replace('system_library = "libcuda.so.1"\n', ""))
     with pytest.raises(
         ManifestError,
-        match=r"families.13: exactly one wheel of the driver surface must name the library, "
+        match=r"majors.13: exactly one wheel of the driver surface must name the library, "
         r"not 0 \(none\)",
     ):
         Manifest.loads(none)
-    family = manifest.families["13"]
+    family = manifest.majors["13"]
     second = dataclasses.replace(family.wheel("driver"), role="driver2")
     with pytest.raises(ManifestError, match=r"driver surface must name the library, not 2"):
-        Family("13", (*family.wheels, second))
+        Major("13", (*family.wheels, second))
 
 
 def test_the_manifest_header_explains_every_wheel_key():

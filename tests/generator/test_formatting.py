@@ -93,7 +93,7 @@ def test_a_real_module_formats_as_the_whole_file_does(empty_cache, manifest, hea
         rendered = render_version(manifest, "12.5", lambda _message: None)
     # Raw and checked of each surface: the runtime's (large), then NVRTC's, nvJitLink's
     # and the driver's.
-    surfaces = manifest.families["12"].surfaces
+    surfaces = manifest.majors["12"].surfaces
     assert surfaces == ("runtime", "nvrtc", "nvjitlink", "driver")
     assert len(sources) == 2 * len(surfaces)
     assert all(len(split_top_level(source)) > 100 for source in sources[:2])

@@ -56,7 +56,7 @@ def checkout(tmp_path_factory):
 def _runtime_only(full: Manifest, key: str) -> Manifest:
     """A manifest of `key` alone and its runtime surface alone: the write is what is
     killed, and the other header families would only make each run slower."""
-    family = full.family_for(key)
+    family = full.major_for(key)
     family = dataclasses.replace(
         family, wheels=tuple(w for w in family.wheels if w.surface == DEFAULT_SURFACE)
     )

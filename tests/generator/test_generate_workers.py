@@ -61,7 +61,7 @@ def _wait_for(condition, timeout: float, step: float = 0.05) -> bool:
 def test_workers_die_with_a_killed_parent(tmp_path, header_sets):
     full = Manifest.load(REPO / "cuda_headers_manifest.toml")
     manifest = tmp_path / "manifest.toml"
-    manifest.write_text(type(full)(full.families, {k: full.get(k) for k in KEYS}).dumps())
+    manifest.write_text(type(full)(full.majors, {k: full.get(k) for k in KEYS}).dumps())
     log = tmp_path / "stderr.txt"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_BINDGEN_TEST")}
     with open(log, "w") as stderr:

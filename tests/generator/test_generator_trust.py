@@ -150,16 +150,16 @@ BAD_FAMILY = [
 
 
 @pytest.mark.parametrize("key,value,field", BAD_FAMILY)
-def test_a_bad_family_string_is_a_one_line_error_naming_the_field(manifest, key, value, field):
-    text = _edit(manifest.dumps(), "families.12.runtime", key, value)
+def test_a_bad_major_table_string_is_a_one_line_error_naming_the_field(manifest, key, value, field):
+    text = _edit(manifest.dumps(), "majors.12.runtime", key, value)
     with pytest.raises(ManifestError) as ei:
         Manifest.loads(text)
     message = str(ei.value)
     assert "\n" not in message
-    assert message.startswith(f"families.12.runtime.{field} "), message
+    assert message.startswith(f"majors.12.runtime.{field} "), message
 
 
-def test_a_pin_of_another_package_than_its_familys_is_refused(manifest):
+def test_a_pin_of_another_package_than_its_majors_is_refused(manifest):
     text = _edit(manifest.dumps(), f'versions."{KEY}".runtime', "package", '"nvidia-cuda-nvcc"')
     wheel = manifest.get(KEY).wheel("runtime").wheel.replace("runtime_cu12", "nvcc", 1)
     text = _edit(text, f'versions."{KEY}".runtime', "wheel", json.dumps(wheel))
@@ -167,23 +167,23 @@ def test_a_pin_of_another_package_than_its_familys_is_refused(manifest):
         Manifest.loads(text)
     assert str(ei.value) == (
         f"{RUNTIME}.package is 'nvidia-cuda-nvcc', "
-        "but families.12.runtime.package is 'nvidia-cuda-runtime-cu12'"
+        "but majors.12.runtime.package is 'nvidia-cuda-runtime-cu12'"
     )
 
 
 def test_unpack_paths_and_keys_are_checked(manifest):
     text = manifest.dumps()
-    with pytest.raises(ManifestError, match=r"^families\.12\.crt\.unpack\[0\] "):
-        Manifest.loads(_edit(text, "families.12.crt", "unpack", '["../crt"]'))
+    with pytest.raises(ManifestError, match=r"^majors\.12\.crt\.unpack\[0\] "):
+        Manifest.loads(_edit(text, "majors.12.crt", "unpack", '["../crt"]'))
     for bad in ("12", "12.5.1", "x.5", "12.5\\n"):
         with pytest.raises(ManifestError) as ei:
             Manifest.loads(text.replace('"12.5"', json.dumps(bad)))
         assert str(ei.value).startswith(f"versions.{json.dumps(bad)}: malformed CUDA version")
         assert "\n" not in str(ei.value)
-    with pytest.raises(ManifestError, match=r'^families\."twelve": a family is'):
+    with pytest.raises(ManifestError, match=r'^majors\."twelve": a major is'):
         Manifest.loads(
-            text.replace("[families.12.", "[families.twelve.").replace(
-                'family = "12"', 'family = "twelve"'
+            text.replace("[majors.12.", "[majors.twelve.").replace(
+                'major = "12"', 'major = "twelve"'
             )
         )
 
@@ -209,15 +209,15 @@ def test_a_version_key_has_one_spelling(manifest, bad):
 
 
 @pytest.mark.parametrize("bad", ["012", "\uff11\uff12", "12\n"])
-def test_a_family_has_one_spelling(manifest, bad):
+def test_a_major_has_one_spelling(manifest, bad):
     data = tomllib.loads(manifest.dumps())
-    data["families"][bad] = data["families"].pop("12")
+    data["majors"][bad] = data["majors"].pop("12")
     for pin in data["versions"].values():
-        if pin["family"] == "12":
-            pin["family"] = bad
+        if pin["major"] == "12":
+            pin["major"] = bad
     with pytest.raises(ManifestError) as ei:
         Manifest.loads(tomli_w.dumps(data))
-    assert str(ei.value).startswith(f"families.{json.dumps(bad)}: a family is"), ei.value
+    assert str(ei.value).startswith(f"majors.{json.dumps(bad)}: a major is"), ei.value
     assert "\n" not in str(ei.value)
 
 
@@ -225,13 +225,13 @@ NEWLINE_AT_THE_END = [
     (f'versions."{KEY}".runtime', name) for name in ("package", "version", "wheel", "sha256")
 ] + [
     (f'versions."{KEY}".runtime', "record_sha256"),
-    ("families.12.runtime", "package"),
-    ("families.12.runtime", "include"),
-    ("families.12.runtime", "library"),
-    ("families.12.nvrtc", "surface"),
-    ("families.12.nvrtc", "companions"),
-    ("families.12.crt", "unpack"),
-    ("families.12.runtime", "headers"),
+    ("majors.12.runtime", "package"),
+    ("majors.12.runtime", "include"),
+    ("majors.12.runtime", "library"),
+    ("majors.12.nvrtc", "surface"),
+    ("majors.12.nvrtc", "companions"),
+    ("majors.12.crt", "unpack"),
+    ("majors.12.runtime", "headers"),
 ]
 
 
@@ -258,10 +258,10 @@ def test_no_validator_lets_a_final_newline_through(manifest, table, name):
 
 def test_a_wheel_role_with_a_final_newline_is_refused(manifest):
     data = tomllib.loads(manifest.dumps())
-    data["families"]["12"]["crt\n"] = data["families"]["12"].pop("crt")
+    data["majors"]["12"]["crt\n"] = data["majors"]["12"].pop("crt")
     with pytest.raises(ManifestError) as ei:
         Manifest.loads(tomli_w.dumps(data))
-    assert str(ei.value).startswith('families.12."crt\\n": a wheel role is'), ei.value
+    assert str(ei.value).startswith('majors.12."crt\\n": a wheel role is'), ei.value
 
 
 def test_no_requirement_with_a_final_newline_reaches_pip(tmp_path):
@@ -350,7 +350,7 @@ def test_the_tree_is_keyed_by_the_full_sha256(manifest, own_cache):
     # with the sha256 of its bytes.
     assert hashlib.sha256(record).hexdigest() == pin.record_sha256
     recorded = {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode()))}
-    api = f"{manifest.families['12'].runtime.include}/cuda_runtime_api.h"
+    api = f"{manifest.majors['12'].runtime.include}/cuda_runtime_api.h"
     assert recorded[api] == "sha256=" + _b64(_sha(folder / api))
     unpacked = [p for p in folder.rglob("*") if p.is_file() and p.name != ".complete"]
     assert len(unpacked) > 50
@@ -363,7 +363,7 @@ def test_an_old_prefix_keyed_tree_is_not_used(manifest, own_cache):
     marker nothing checked: such a folder, even one that was tampered with, is ignored."""
     pin = manifest.get(KEY).wheel("runtime")
     old = own_cache / f"{pin.package}-{pin.version}-{pin.sha256[:12]}"
-    include = old / manifest.families["12"].runtime.include
+    include = old / manifest.majors["12"].runtime.include
     include.mkdir(parents=True)
     (include / "cuda_runtime_api.h").write_text("#error tampered\n")
     (old / ".complete").write_text(f"{pin.wheel}\n{pin.sha256}\n")
@@ -461,8 +461,8 @@ def test_a_member_name_too_long_for_the_file_system_is_one_line(manifest, own_ca
     """A wheel member of 300 characters (more than a file name may hold) ended `generate`
     in a traceback. Now: one line, status 2, no tree, no scratch folder, no output."""
     pin = manifest.get(KEY)
-    include = manifest.families["12"].runtime.include
-    library = manifest.families["12"].runtime.library
+    include = manifest.majors["12"].runtime.include
+    library = manifest.majors["12"].runtime.library
     long_name = f"{include}/{'x' * 300}.h"
     fake = _fake_wheel(
         own_cache / "wheels",
@@ -503,7 +503,7 @@ def _alone(manifest: Manifest, tmp_path: Path) -> list[str]:
     parses KEY only (a manifest of the whole major would parse its other minors too, for
     the merged C, in this test's empty cache), and its merged modules hold KEY alone."""
     alone = tmp_path / "manifest.toml"
-    alone.write_text(type(manifest)(manifest.families, {KEY: manifest.get(KEY)}).dumps())
+    alone.write_text(type(manifest)(manifest.majors, {KEY: manifest.get(KEY)}).dumps())
     return ["--manifest", str(alone), "--output", str(tmp_path / "generated")]
 
 

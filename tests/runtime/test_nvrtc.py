@@ -908,12 +908,12 @@ def test_status_enum_of_the_runtime_naming():
 
 
 _FAMILY = """
-[families.12.runtime]
+[majors.12.runtime]
 package = "rt"
 include = "inc"
 headers = ["a.h"]
 library = "lib/libcudart.so.12"
-[families.12.nvrtc]
+[majors.12.nvrtc]
 package = "nv"
 include = "inc2"
 headers = ["nvrtc.h"]
@@ -926,11 +926,11 @@ def test_each_surface_has_exactly_one_library():
     from generator.manifest import Manifest, ManifestError
 
     manifest = Manifest.loads(_FAMILY.format(library='library = "lib/libnvrtc.so.12"'))
-    family = manifest.families["12"]
+    family = manifest.majors["12"]
     assert family.surfaces == ("runtime", "nvrtc")
     assert family.runtime.role == "runtime"
     assert family.library_wheel("nvrtc").library == "lib/libnvrtc.so.12"
-    assert Manifest.loads(manifest.dumps()).families == manifest.families
+    assert Manifest.loads(manifest.dumps()).majors == manifest.majors
     with pytest.raises(ManifestError, match="exactly one wheel of the nvrtc surface"):
         Manifest.loads(_FAMILY.format(library=""))
     with pytest.raises(ManifestError, match="surface is a lowercase word"):

@@ -32,7 +32,7 @@ SURFACE = "driver"
 def driver_soname() -> str:
     """The driver surface's soname, as the manifest names it (libcuda.so.1)."""
     manifest = Manifest.load(MANIFEST)
-    family = next(iter(manifest.families.values()))
+    family = next(iter(manifest.majors.values()))
     soname = family.library_wheel(SURFACE).library_name
     assert soname is not None
     return soname

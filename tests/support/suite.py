@@ -64,6 +64,17 @@ def run_python(
     return proc
 
 
+def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """cudart-bindgen with `args`, in a fresh interpreter, from the checkout."""
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+    )
+
+
 def probe_each_version(code: str, header_sets) -> dict[str, dict]:
     """Run `code` once per version against that version's library; its JSON output."""
     return {
