@@ -15,7 +15,7 @@ from collections import deque
 from ctypes import ArgumentError, byref
 from functools import WRAPPER_ASSIGNMENTS, update_wrapper
 
-from . import _handles, _hostmem, _lazy
+from . import _contract, _handles, _hostmem, _lazy
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
@@ -367,12 +367,6 @@ def error_class_named(name: str, enum: Any, base: type[Exception] = CudaError) -
 _status_classes: dict[tuple[type, int], type] = {}
 
 
-def _camel(name: str) -> str:
-    if "_" in name or name.isupper():
-        return "".join(w.capitalize() for w in name.split("_") if w)
-    return name[:1].upper() + name[1:]
-
-
 def aligned(cls: type[_R]) -> _R:
     """A zeroed instance of a record C aligns beyond what Python's allocator gives
     (CUtensorMap: 64 bytes in 12.x, 128 in 13.x), at an address of that alignment: its
@@ -387,10 +381,7 @@ def status_class_name(enumerator: str, enum: Any, base: type[Exception]) -> str:
     """The class of one code, as generator/status.py names it: the base's name + the
     code's words after its family's prefix (the driver's CUDA_ERROR_INVALID_VALUE ->
     CudaDriverErrorInvalidValue, NVRTC_ERROR_COMPILATION -> NvrtcErrorCompilation)."""
-    success = enum(0).name
-    prefix = _camel(success[: -len("success")].rstrip("_")) + "Error"
-    words = _camel(enumerator)
-    return base.__name__ + (words[len(prefix) :] if words.startswith(prefix) else words)
+    return _contract.status_class_name(enumerator, enum(0).name, base.__name__)
 
 
 def status_error_class(code: int, enum: Any, base: type[Exception]) -> type[Any]:

@@ -140,3 +140,32 @@ def exported(raw_module: ModuleType, cdll: Any, name: str) -> bool:
     except AttributeError:
         return False
     return True
+
+
+# How a family's status codes name their exception classes: the generator names them in
+# the checked modules' type stubs (generator/status.py), cudart._checked makes them at
+# run time, and both call these.
+
+
+def camel(name: str) -> str:
+    """CUDA_ERROR_INVALID_VALUE -> CudaErrorInvalidValue, cudaErrorMemoryAllocation ->
+    CudaErrorMemoryAllocation."""
+    if "_" in name or name.isupper():
+        return "".join(w.capitalize() for w in name.split("_") if w)
+    return name[:1].upper() + name[1:]
+
+
+def status_prefix_class(success: str) -> str:
+    """The exception base a status enum's success enumerator names: its prefix as a word
+    + "Error" (cudaSuccess -> CudaError, NVRTC_SUCCESS -> NvrtcError)."""
+    stem = success[: -len("success")] if success.lower().endswith("success") else success
+    return camel(stem.rstrip("_")) + "Error"
+
+
+def status_class_name(enumerator: str, success: str, base: str) -> str:
+    """The class of one code: the base's name + the code's words after the prefix
+    (NVRTC_ERROR_OUT_OF_MEMORY -> NvrtcErrorOutOfMemory; the driver's
+    CUDA_ERROR_INVALID_VALUE under the base CudaDriverError -> CudaDriverErrorInvalidValue)."""
+    prefix = status_prefix_class(success)
+    words = camel(enumerator)
+    return base + (words[len(prefix) :] if words.startswith(prefix) else words)

@@ -10,9 +10,10 @@ other value; resolve.py and render/checked.py read it from here, nowhere else.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
+
+from cudart._contract import status_class_name, status_prefix_class
 
 from .families import families
 from .model import ApiModel, EnumRef, TypedefRef
@@ -36,18 +37,15 @@ class StatusEnum:
 
     @property
     def _prefix_class(self) -> str:
-        return _camel(re.sub(r"_?(?i:success)$", "", self.success)) + "Error"
+        return status_prefix_class(self.success)
 
     def class_name(self, enumerator: str) -> str:
         """The exception class of one code: the base's name + the code's words after the
         prefix (cudaErrorMemoryAllocation -> CudaErrorMemoryAllocation,
         NVRTC_ERROR_OUT_OF_MEMORY -> NvrtcErrorOutOfMemory, the driver's
-        CUDA_ERROR_INVALID_VALUE -> CudaDriverErrorInvalidValue). cudart._checked
-        names the classes it makes by the same rule (`status_class_name`)."""
-        words = _camel(enumerator)
-        prefix = self._prefix_class
-        rest = words[len(prefix) :] if words.startswith(prefix) else words
-        return self.base_class + rest
+        CUDA_ERROR_INVALID_VALUE -> CudaDriverErrorInvalidValue): cudart._contract's rule,
+        by which cudart._checked names the classes it makes too."""
+        return status_class_name(enumerator, self.success, self.base_class)
 
     @property
     def names(self) -> list[str]:
@@ -62,12 +60,6 @@ def _base_classes() -> dict[str, str]:
     the success's prefix would give another family's (the driver's CUDA_SUCCESS and the
     runtime's cudaSuccess would both make CudaError)."""
     return {f.status_result: f.error_base for f in families() if f.error_base}
-
-
-def _camel(name: str) -> str:
-    if "_" in name or name.isupper():
-        return "".join(w.capitalize() for w in name.split("_") if w)
-    return name[:1].upper() + name[1:]
 
 
 def _success(enum) -> str | None:
