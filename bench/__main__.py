@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from . import env as envmod
-from . import latest, report, rows, stamp
+from . import latest, registry, report, rows, stamp
 
 HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
@@ -101,7 +101,7 @@ def run(argv: list[str]) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="cudart-bench-") as build:
         ctx = rows.Context(runtime, settings, Path(build))
-        for tags, make in rows.all_rows():
+        for tags, make in registry.all_rows():
             if args.only != "all" and args.only not in tags:
                 continue
             if wanted is not None and make.__name__.removeprefix("row_") not in wanted:

@@ -1416,14 +1416,3 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
     (frozenset({"cpu"}), row_generator),
     (frozenset({"cpu", "gpu"}), row_compile),
 ]
-
-
-def all_rows() -> list[tuple[frozenset, Callable[[Context], Row | list[Row]]]]:
-    """ROWS, then issue 23's call rows (bench/checked_rows.py: each says where it runs)
-    and launch rows (bench/launch_rows.py), and the driver API's rows
-    (bench/driver_rows.py), which build on this module's helpers and so are imported
-    here, not above."""
-    from . import checked_rows, driver_rows, launch_rows
-
-    gpu = frozenset({"gpu"})
-    return ROWS + checked_rows.ROWS + [(gpu, row) for row in launch_rows.ROWS + driver_rows.ROWS]
