@@ -145,6 +145,9 @@ def merge_fast(pieces: list[FastPieces]) -> str:
                 suffix = "" if len(variants) == 1 else f"_{having[0]}"
                 for v in having:
                     suffixes[v][name] = suffix
+                # A macro's variant argument reads "CUDART_BOUND(name, declared,)" where
+                # empty, as a view's rows do.
+                text = text.replace(f", {SUFFIX})", f", {suffix})" if suffix else ",)")
                 out.append(gated(having, text.replace(SUFFIX, suffix)))
         return out, suffixes
 
