@@ -1,5 +1,5 @@
 /* The compiled backend's argument conversions, written once for every generated
- * cudart/_fast_<major>.c (which includes this file before its functions).
+ * generated/_fast_<major>.c (which includes this file before its functions).
  *
  * A generated function converts each Python argument into the C value its parameter
  * takes, with the checks C's own types allow for free (an integer's range, a buffer's

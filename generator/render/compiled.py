@@ -1,5 +1,5 @@
 """The compiled backend's C module of one header family and CUDA major
-(cudart/_fast_<major>.c, issue 32): the raw functions (fast.py's view) and, beside them,
+(generated/_fast_<major>.c, issue 32): the raw functions (fast.py's view) and, beside them,
 the checked functions in C (fast_checked.py's, issue 23), which build on the raw ones,
 for every minor of the major.
 
