@@ -106,7 +106,7 @@ lint:
 	$(BIN)/python -m ruff check --quiet .
 	$(BIN)/python -m mypy
 
-# The generated modules (every version's, through the cudart/ links) and the typing
+# The generated modules (every version's, through cudart/_generated/) and the typing
 # scripts of tests/ (a user's, on the checked and the raw layer) under mypy --strict.
 # About 30 s on two cores from a cold cache; mypy's cache makes a rerun instant.
 # Each version's module is a view of a merged one (cudart/_views.py), whose gates mypy

@@ -1,6 +1,7 @@
 """The compiled backend (issue 13): one CPython extension per header family and CUDA
-major (a view per version inside, issue 32), built from the generated C sources beside
-the package (cudart/_fast_<major>.c, which include cudart/_fastcall.h), for the limited
+major (a view per version inside, issue 32), built from the generated C sources in the
+package's generated folder (cudart/_generated/_fast_<major>.c: a link to generated/ in a
+checkout, the folder in the sdist; they include cudart/_fastcall.h), for the limited
 API of Python 3.11 (one build per major serves
 3.11 and every later Python: an abi3 wheel) where the interpreter has a GIL, and for the
 full API of a free-threaded interpreter (3.13t), which the limited API does not support:
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 NOTICE = "cudart: no compiled backend ({why}); the ctypes backend serves (cudart.backend())"
@@ -83,6 +85,19 @@ class OptionalBuildExt(build_ext):
         return True
 
 
+class GeneratedBuildPy(build_py):
+    """cudart/_generated/ (generated/) is a package folder for its merged modules, which
+    cudart/_views.py reads there; the table of views in it is the package's
+    cudart._versions (cudart/_versions.py, a link in a checkout: generator/tree.py
+    linked_by_name), not a second time under _generated/ (wheel and sdist alike)."""
+
+    def find_package_modules(self, package, package_dir):
+        modules = super().find_package_modules(package, package_dir)
+        if package == "cudart._generated":
+            modules = [m for m in modules if m[1] != "_versions"]
+        return modules
+
+
 def _reason(exc: Exception) -> str:
     text = str(exc).strip().splitlines()
     return text[-1] if text else type(exc).__name__
@@ -90,8 +105,9 @@ def _reason(exc: Exception) -> str:
 
 def extensions() -> list[Extension]:
     # Function.launch in C (cudart/kernels/_fastlaunch.c): hand-written, one for every version;
-    # then the generated raw functions of each (family, major): _fast_12, _fast_driver_13.
-    generated = sorted((HERE / "cudart").glob("_fast_*.c"))
+    # then the generated raw functions of each (family, major): _fast_12, _fast_driver_13,
+    # from cudart/_generated/ (generated/), whose C includes the headers of cudart/.
+    generated = sorted((HERE / "cudart" / "_generated").glob("_fast_*.c"))
     return [
         _extension(
             "kernels._fastlaunch",
@@ -109,6 +125,7 @@ def extensions() -> list[Extension]:
             source.stem,
             str(source.relative_to(HERE)),
             depends=list(HEADERS),
+            include_dirs=["cudart"],
             libraries=["dl"],
         )
         for source in generated
@@ -133,6 +150,6 @@ def _extension(name: str, source: str, **options) -> Extension:
 
 setup(
     ext_modules=extensions(),
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": GeneratedBuildPy},
     options={"bdist_wheel": {"py_limited_api": "cp311"}} if LIMITED_API else {},
 )

@@ -1,5 +1,5 @@
 /* The one place that picks the C API every compiled module of cudart builds on (the
- * generated cudart/_fast_<major>.c and cudart/kernels/_fastlaunch.c include this instead of
+ * generated/_fast_<major>.c and cudart/kernels/_fastlaunch.c include this instead of
  * Python.h): the limited API of 3.11 where the interpreter has a GIL, so that one build
  * per CUDA version serves every later Python (an .abi3.so), and the full API where it has
  * none (a free-threaded build, Py_GIL_DISABLED in its pyconfig.h), which the limited API

@@ -1,5 +1,5 @@
 /* The compiled backend's argument conversions, written once for every generated
- * cudart/_fast_<major>.c (which includes this file before its functions).
+ * generated/_fast_<major>.c (which includes this file before its functions).
  *
  * A generated function converts each Python argument into the C value its parameter
  * takes, with the checks C's own types allow for free (an integer's range, a buffer's
@@ -91,9 +91,9 @@ typedef struct cudart_view {
     long cuda_version;                /* the module's CUDA_VERSION */
     const char *raw_module;           /* whose record classes the records are */
     PyMethodDef *functions;           /* exactly this minor's functions */
-    const int *function_slots;        /* each function's slot, in `functions`' order */
     void **slots;                     /* over the major's union of names: bind() fills */
     Py_ssize_t slot_count;
+    const char *const *slot_names;    /* the union's names, sorted: the slots' order */
     PyTypeObject **classes;           /* records by value: the ctypes class, once seen */
     const cudart_checked_entry *checked; /* this minor's compiled checked functions */
     PyObject **references;            /* each one's Python checked function */
@@ -795,7 +795,8 @@ typedef struct {
 /* The module's own functions' spec: no storage, no outputs. */
 static const cudart_spec cudart_no_spec = {0, 0, {0}};
 
-/* Read in place, not copied: a bytes' data follows its size and hash, so it is aligned
+/* A variant's spec (cudart._backend.compiled_function): its storage and output bits.
+ * Read in place, not copied: a bytes' data follows its size and hash, so it is aligned
  * for the spec's integers. variant() gives `self` an exact bytes of the spec's size, so
  * the type alone (an inline compare, where PyBytes_Check would call PyType_GetFlags in
  * the limited API) tells a variant from the module's own function on every call. */
@@ -876,6 +877,8 @@ static PyObject *cudart_with_outputs(PyObject *status, const cudart_spec *spec,
     return out;
 }
 
+/* A spec marking as an output a parameter that cannot be one: only pointers to 1 to 8
+ * bytes can. */
 static PyObject *cudart_not_an_output(const char *name)
 {
     PyErr_Format(PyExc_ValueError,
@@ -921,19 +924,52 @@ static int cudart_record_call(cudart_view *view, const char *name, PyObject *val
     Py_DECREF(entry);
     return r;
 }
+
+/* A call's test hook (the raw and the checked function's, after CUDART_BOUND): while
+ * recording (its slot holds CUDART_RECORD), the call keeps its converted arguments,
+ * Py_BuildValue(format, ...), instead of calling C: 1 recorded, -1 not (an exception
+ * set); else 0, and always 0 in the users' build. */
+#define CUDART_RECORDED(name, ...)                                                        \
+    (slot != CUDART_RECORD ? 0                                                            \
+     : cudart_record_call(view, #name, Py_BuildValue(__VA_ARGS__)) < 0 ? -1 : 1)
+#else
+#define CUDART_RECORDED(name, ...) 0
 #endif /* CUDART_FAST_TEST_HOOKS */
+
+/* What the test recorder returns for a record result: its size of zero bytes. */
+static inline PyObject *cudart_zero_bytes(Py_ssize_t size)
+{
+    PyObject *result = PyBytes_FromStringAndSize(NULL, size);
+    if (result)
+        memset(PyBytes_AsString(result), 0, (size_t)size);
+    return result;
+}
 
 /* ---------------------------------------------------------------- module functions */
 
-/* The slot of the view's function `name` (a name the minor lacks has none). */
+/* The slot of the view's function `name` (a name the minor lacks has none): its place
+ * among the major's names (slot_names, sorted as strcmp orders them). */
 static Py_ssize_t cudart_slot_index(cudart_view *view, PyObject *name)
 {
     const char *text = PyUnicode_AsUTF8AndSize(name, NULL);
     if (!text)
         return -1;
-    for (Py_ssize_t i = 0; view->functions[i].ml_name; i++)
-        if (strcmp(view->functions[i].ml_name, text) == 0)
-            return view->function_slots[i];
+    for (Py_ssize_t i = 0; view->functions[i].ml_name; i++) {
+        if (strcmp(view->functions[i].ml_name, text) != 0)
+            continue;
+        Py_ssize_t low = 0, high = view->slot_count;
+        while (low < high) {
+            Py_ssize_t middle = low + (high - low) / 2;
+            int order = strcmp(view->slot_names[middle], text);
+            if (order == 0)
+                return middle;
+            if (order < 0)
+                low = middle + 1;
+            else
+                high = middle;
+        }
+        break; /* a function without a slot: the generated tables disagree */
+    }
     PyErr_Format(PyExc_LookupError, "this module has no function %U", name);
     return -1;
 }

@@ -1,5 +1,5 @@
 /* The checked layer compiled (issue 23): the converters and helpers of the C checked
- * functions that generator/render/fast_checked.py emits into cudart/_fast_<major>.c,
+ * functions that generator/render/fast_checked.py emits into generated/_fast_<major>.c,
  * after _fastcall.h (whose output readers and recorder they share).
  *
  * A C checked function takes the happy path only. Each converter returns 1 with the

@@ -2,7 +2,7 @@
 generated C (through cudart/_fastcall.h) agree on, written once.
 
 The C side spells each number again (C cannot import this), and every generated
-cudart/_fast_<major>.c asserts at compile time that _fastcall.h's value is the one here
+generated/_fast_<major>.c asserts at compile time that _fastcall.h's value is the one here
 (generator/render/fast.py emits the `_Static_assert`s from this module): a drift of
 either side fails the build, not a call. Standard library only.
 """

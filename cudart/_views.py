@@ -1,5 +1,5 @@
 """The per-version modules (cudart.sys_12050, cudart.driver_checked_13000, ...) as views
-of one merged module per header family, layer and CUDA major (cudart/_sys_12.py).
+of one merged module per header family, layer and CUDA major (cudart/_generated/_sys_12.py).
 
 generator/merge.py writes each merged module so that executing it with `_VERSION` set to
 one of its versions runs exactly that minor's module; the module computes `_VERSION`
@@ -10,7 +10,7 @@ the generated table `cudart._versions` (VIEWS); this module is the one place tha
 how a view's name maps to its merged file, and the generator names its files by it.
 
 The compiled backend is merged the same way (one extension per header family and CUDA
-major, cudart/_fast_12.c, generator/render/compiled.py): `import cudart._fast_12050` is
+major, cudart/_generated/_fast_12.c, generator/render/compiled.py): `import cudart._fast_12050` is
 answered by the extension cudart._fast_12, whose view(12050) makes (once) the module of
 exactly that minor's functions.
 
@@ -24,7 +24,10 @@ import sys
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
 _PACKAGE = __name__.rpartition(".")[0]
-_FOLDER = os.path.dirname(os.path.abspath(__file__))
+# Where the merged modules are, in the package: generated/ itself (a link to it in a
+# checkout, the folder in the wheel; generator/tree.py makes the link).
+GENERATED_FOLDER = "_generated"
+_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), GENERATED_FOLDER)
 
 
 def split_name(name: str) -> tuple[str, int] | None:

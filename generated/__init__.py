@@ -2,12 +2,13 @@
 """generated/ is cudart-bindgen's output folder, not a package.
 
 Each module here is part of the cudart package, under one name: cudart.sys_<version>
-(raw) and cudart.checked_<version> (checked), reached through the links in cudart/
-(and installed there by the wheel). Importing them from here would make a second,
-different module for each; this file refuses that.
+(raw) and cudart.checked_<version> (checked), made by cudart/_views.py from the merged
+modules of this folder, which the package reaches as cudart/_generated/ (a link to it in
+a checkout, the folder itself in the wheel). Importing them from here, as generated or as
+cudart._generated, would make a second, different module for each; this file refuses that.
 """
 
 raise ImportError(
-    "generated/ is cudart-bindgen's output folder: import cudart.sys_<version> or "
-    "cudart.checked_<version> instead"
+    "generated/ (cudart/_generated/) is cudart-bindgen's output folder: import "
+    "cudart.sys_<version> or cudart.checked_<version> instead"
 )

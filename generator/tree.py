@@ -2,8 +2,10 @@
 generator makes.
 
 One list says which files of the output folder are the generator's (GENERATED_SUFFIXES):
-the writer's fallback removes the ones no longer made, compare_tree reports them, and
-link_package links them into cudart/. Anything else there (notes, caches) is left alone.
+the writer's fallback removes the ones no longer made, compare_tree reports them. Anything
+else there (notes, caches) is left alone. link_package gives cudart/ its links into
+generated/ (PACKAGE_LINKS says which): the folder as cudart/_generated/, and the few files
+the package reaches by their own name in cudart/.
 """
 
 from __future__ import annotations
@@ -16,18 +18,24 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from cudart._views import GENERATED_FOLDER
+
 from .files import folder_mode, process_alive, remove_stale_temporaries, write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
 PACKAGE = REPO / "cudart"
-# generated/ is the generator's output folder; the package reaches each module through a
-# link in cudart/, so a module has one import name (cudart.sys_12050). This file keeps
-# the folder from importing as a package of its own (a second name for every module).
+# generated/ is the generator's output folder; the package reaches it as cudart/_generated/
+# (a link to the folder in a checkout, the folder itself in the wheel and the sdist), so a
+# module has one import name (cudart.sys_12050, which cudart/_views.py's finder makes from
+# cudart/_generated/_sys_12.py). This file keeps the folder from importing as a package of
+# its own, under either name (a second name for every module).
 FOLDER_GUARD = "__init__.py"
 # What the generator writes: the modules, their stubs, and the compiled backend's C
-# sources (built from cudart/, beside cudart/_fastcall.h, by setup.py).
+# sources (built from cudart/_generated/ by setup.py, including cudart/_fastcall.h).
 GENERATED_SUFFIXES = (".py", ".pyi", ".c")
+# The most links into generated/ that cudart/ may hold (issue 32): `check` fails beyond.
+LINK_BUDGET = 10
 
 
 def _no_checkpoint() -> None:
@@ -170,10 +178,31 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def linked_by_name(name: str) -> bool:
+    """Whether cudart/ links a generated file by its own name: the table of views, which
+    `cudart._views` imports as cudart._versions, and the type stubs, where type checkers
+    look for them (cudart/sys_13050.pyi, cudart/_latest.pyi). Every other file (the merged
+    modules, the C) the package reads from cudart/_generated/."""
+    return name == "_versions.py" or name.endswith(".pyi")
+
+
+def package_links(
+    names: list[str], target: Path = GENERATED, package: Path = PACKAGE
+) -> dict[str, str]:
+    """cudart/'s links into `target` for a tree of the files `names`: the name in
+    `package` -> the link's text, sorted (the folder's own link first)."""
+    links = {GENERATED_FOLDER: os.path.relpath(target, package)}
+    for name in sorted(names):
+        if linked_by_name(name):
+            links[name] = os.path.relpath(target / name, package)
+    return links
+
+
 def link_package(target: Path = GENERATED, package: Path = PACKAGE) -> None:
-    """Point cudart/<name> at generated/<name> for every module and stub generated/ now
-    holds, and remove links to generated files that are gone. Only the repository's own
-    generated/ is linked: an --output elsewhere is a scratch tree."""
+    """Give cudart/ its links into generated/ (package_links) for the files generated/ now
+    holds, and remove every other link into it (a file that is gone, or one that the
+    package now reads through cudart/_generated/). Only the repository's own generated/
+    is linked: an --output elsewhere is a scratch tree."""
     if target.resolve() != GENERATED.resolve():
         return
     names = [p.name for p in target.iterdir() if is_generated(p)]
@@ -188,15 +217,24 @@ def link_package(target: Path = GENERATED, package: Path = PACKAGE) -> None:
 
 
 def compare_links(names: list[str], target: Path = GENERATED, package: Path = PACKAGE) -> list[str]:
-    """What link_package would change, as problems (empty when cudart/ is as it should be)."""
+    """What link_package would change, as problems (empty when cudart/ is as it should be),
+    and a layout of more links than LINK_BUDGET."""
     if target.resolve() != GENERATED.resolve():
         return []
     missing, stale = _link_changes(names, target, package)
     problems = [f"{package.name}/{name}: not a link to {text}" for name, text in missing.items()]
     problems += [
-        f"{package.name}/{path.name}: links to a file the generator no longer makes"
+        f"{package.name}/{path.name}: a link into {target.name}/ that the package does not read"
         for path in stale
     ]
+    wanted = len(package_links(names, target, package))
+    held = sum(1 for p in package.iterdir() if p.is_symlink() and _points_into(p, target))
+    for what, count in (("the layout has", wanted), ("holds", held)):
+        if count > LINK_BUDGET:
+            problems.append(
+                f"{package.name}/ {what} {count} links into {target.name}/, more than "
+                f"{LINK_BUDGET} (generator/tree.py LINK_BUDGET)"
+            )
     return problems
 
 
@@ -204,10 +242,8 @@ def _link_changes(
     names: list[str], target: Path, package: Path
 ) -> tuple[dict[str, str], list[Path]]:
     """(name -> link text of each link in `package` that is missing or points elsewhere,
-    links in `package` into `target` for files not in `names`), both sorted."""
-    wanted = {
-        name: _link_text(name, target, package) for name in sorted(names) if name != FOLDER_GUARD
-    }
+    links in `package` into `target` or at it that are not wanted), both sorted."""
+    wanted = package_links(names, target, package)
     missing = {
         name: text
         for name, text in wanted.items()
@@ -221,12 +257,10 @@ def _link_changes(
     return missing, stale
 
 
-def _link_text(name: str, target: Path, package: Path) -> str:
-    return os.path.relpath(target / name, package)
-
-
 def _points_into(link: Path, target: Path) -> bool:
-    return Path(os.path.normpath(link.parent / os.readlink(link))).parent == target
+    """Whether `link` points into `target` or at it."""
+    pointed = Path(os.path.normpath(link.parent / os.readlink(link)))
+    return target in (pointed, pointed.parent)
 
 
 def compare_tree(files: dict[str, str], target: Path = GENERATED) -> list[str]:

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from cudart._views import merged_name, split_name, views
+from cudart._views import GENERATED_FOLDER, merged_name, split_name, views
 
 from .merge import VERSION_NAME, MergeError, Reader, merge
 from .tree import GENERATED, PACKAGE
@@ -119,7 +119,7 @@ def write_package(folder: Path, target: Path = GENERATED, package: Path = PACKAG
     for path in sorted(package.iterdir()):
         if path.name == "__pycache__" or path.suffix in (".so", ".c"):
             continue
-        if path.is_symlink() and _replaced_by_views(path.name):
+        if path.name == GENERATED_FOLDER or (path.is_symlink() and _replaced_by_views(path.name)):
             continue
         os.symlink(path.resolve(), tree / path.name)
     for name, text in project_views(target).items():
@@ -128,9 +128,7 @@ def write_package(folder: Path, target: Path = GENERATED, package: Path = PACKAG
 
 
 def _replaced_by_views(name: str) -> bool:
-    """A merged module (_sys_12.py) or a newest version's stub (sys_13050.pyi)."""
+    """A newest version's stub (sys_13050.pyi): its view is written as a file. (The merged
+    modules are cudart/_generated/'s, which the tree leaves out.)"""
     stem, _, suffix = name.partition(".")
-    if suffix == "pyi":
-        return split_name(stem) is not None
-    major = stem.rpartition("_")[2]
-    return suffix == "py" and stem.startswith("_") and len(major) == 2 and major.isdigit()
+    return suffix == "pyi" and split_name(stem) is not None

@@ -1,5 +1,5 @@
 """The compiled backend's C module of one header family and CUDA major
-(cudart/_fast_<major>.c, issue 32): the raw functions (fast.py's view) and, beside them,
+(generated/_fast_<major>.c, issue 32): the raw functions (fast.py's view) and, beside them,
 the checked functions in C (fast_checked.py's, issue 23), which build on the raw ones,
 for every minor of the major.
 
@@ -145,6 +145,9 @@ def merge_fast(pieces: list[FastPieces]) -> str:
                 suffix = "" if len(variants) == 1 else f"_{having[0]}"
                 for v in having:
                     suffixes[v][name] = suffix
+                # A macro's variant argument reads "CUDART_BOUND(name, declared,)" where
+                # empty, as a view's rows do.
+                text = text.replace(f", {SUFFIX})", f", {suffix})" if suffix else ",)")
                 out.append(gated(having, text.replace(SUFFIX, suffix)))
         return out, suffixes
 

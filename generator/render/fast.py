@@ -196,35 +196,32 @@ class FastParam:
 
 @dataclass(frozen=True)
 class ResultConverter:
-    """How a C result becomes the Python one (`r` -> `result`), and what the test
-    recorder returns in its place (a zero of the type); lines of C over {c_type}."""
+    """How a C result becomes the Python one (`r` -> `result`: lines of C), and what the
+    test recorder returns in its place (a zero of the type: an expression); over {c_type}."""
 
     value: tuple[str, ...]
-    recorded: tuple[str, ...]
+    recorded: str
 
 
-_NONE = ("result = Py_None;", "Py_INCREF(result);")
-_ZERO = ("result = PyLong_FromLong(0);",)
+_ZERO = "PyLong_FromLong(0)"
 # The result converter of each kind of C result the compiled backend returns.
 RESULTS: dict[str, ResultConverter] = {
-    "void": ResultConverter(_NONE, _NONE),
+    "void": ResultConverter(
+        ("result = Py_None;", "Py_INCREF(result);"), "(Py_INCREF(Py_None), Py_None)"
+    ),
     "string": ResultConverter(
         ("result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);",),
-        ('result = PyBytes_FromStringAndSize("", 0);',),
+        'PyBytes_FromStringAndSize("", 0)',
     ),
     "pointer": ResultConverter(
         ("result = r ? PyLong_FromVoidPtr(r) : (Py_INCREF(Py_None), Py_None);",), _ZERO
     ),
     "record": ResultConverter(
         ("result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);",),
-        (
-            "result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof({c_type}));",
-            "if (result)",
-            "    memset(PyBytes_AsString(result), 0, sizeof({c_type}));",
-        ),
+        "cudart_zero_bytes((Py_ssize_t)sizeof({c_type}))",
     ),
     "double": ResultConverter(
-        ("result = PyFloat_FromDouble((double)r);",), ("result = PyFloat_FromDouble(0.0);",)
+        ("result = PyFloat_FromDouble((double)r);",), "PyFloat_FromDouble(0.0)"
     ),
     "signed": ResultConverter(("result = cudart_from_signed((long long)r);",), _ZERO),
     "unsigned": ResultConverter(("result = cudart_from_unsigned((unsigned long long)r);",), _ZERO),
@@ -241,7 +238,7 @@ class FastFunction:
     result_record: str = ""
     prototype: str = ""  # the header's
     doc: str = ""  # the docstring's text after the signature, as a C string literal's body
-    declaration: str = ""  # a pointer type to it, spelled as the model reads the header
+    declaration: str = ""  # the type of a pointer to it, spelled as the model reads the header
     releases_gil: bool = True  # generator/gil.py decides
 
     @property
@@ -253,8 +250,16 @@ class FastFunction:
         return [line.format(c_type=self.result_type) for line in RESULTS[self.result].value]
 
     @property
-    def recorded_result_lines(self) -> list[str]:
-        return [line.format(c_type=self.result_type) for line in RESULTS[self.result].recorded]
+    def recorded_result(self) -> str:
+        """What the test recorder returns for a call it records (CUDART_RECORDED)."""
+        return RESULTS[self.result].recorded.format(c_type=self.result_type)
+
+    @property
+    def recorded(self) -> str:
+        """CUDART_RECORDED's arguments after the name: Py_BuildValue's format and values,
+        the converted arguments as the test recorder keeps them."""
+        codes = "".join(p.recorded_code for p in self.params)
+        return ", ".join([f'"({codes})"', *(p.recorded_value for p in self.params)])
 
     @property
     def reads_spec(self) -> bool:
@@ -376,9 +381,7 @@ class FastView:
         result, result_type, record = self._result(f.result)
         prototype = c_prototype(self.types, f)
         types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
-        declaration = self.types.c_declaration(
-            f.result, f"(*cudart_decl_{public}{SUFFIX})({types})"
-        )
+        declaration = self.types.c_declaration(f.result, f"(*)({types})")
         doc = _c_string(function_doc(public, f, prototype))
         return FastFunction(
             public,

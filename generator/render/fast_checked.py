@@ -45,7 +45,7 @@ _OUTPUT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS, 
 
 @dataclass(frozen=True)
 class CheckedInput:
-    """One input: the C converter's call, over the argument `arg`, into the raw
+    """One input: the C converter's call, over the argument `x<position>`, into the raw
     function's local (FastParam.local)."""
 
     raw: FastParam
@@ -77,6 +77,15 @@ class CheckedFunction:
     @property
     def params(self) -> list[FastParam]:
         return list(self.raw.params)
+
+    @property
+    def temporaries(self) -> list[str]:
+        """The 64-bit temporaries its integer converters write (CheckedCompiler._integer)."""
+        return [
+            f"{kind} {name};"
+            for kind, name in (("long long", "sn"), ("unsigned long long", "un"))
+            if any(f"&{name})" in i.convert for i in self.inputs)
+        ]
 
     @property
     def min_args(self) -> int:
@@ -185,20 +194,21 @@ class CheckedCompiler:
     def _input(self, plan: FunctionPlan, p, fp: FastParam, position: int) -> CheckedInput:
         c = next(q for q in plan.function.params if q.name == p.name)
         out = f"&{fp.local}"
+        x = f"x{position}"
         handle = ""
         if p.kind is ParamKind.HANDLE:
             handle = p.ctype
             self.handle_classes.add(handle)
-            convert = f"cudart_c_handle(x, view->handles[cudart_handle_{handle}], {out})"
+            convert = f"cudart_c_handle({x}, view->handles[cudart_handle_{handle}], {out})"
         elif p.kind is ParamKind.POINTER:
-            convert = f"cudart_c_address(x, 1, 0, {out})"
+            convert = f"cudart_c_address({x}, 1, 0, {out})"
         elif p.kind is ParamKind.REF:
             record = self.types.classify(self.types.pointee(c.type)) is TypeKind.RECORD
-            convert = f"cudart_c_address(x, 0, {int(record)}, {out})"
+            convert = f"cudart_c_address({x}, 0, {int(record)}, {out})"
         elif p.kind is ParamKind.INTEGER_HANDLE:
-            convert = self._integer(fp, "cudart_c_unsigned(x, UINT64_MAX, &n)")
+            convert = self._integer(fp, f"cudart_c_unsigned({x}, UINT64_MAX, &n)")
         else:
-            convert = self._scalar(c, fp)
+            convert = self._scalar(c, fp, x)
         effect = str(p.effect) if p.effect in (Effect.DESTROYS, Effect.FREES) else ""
         literal = f"{p.default}LL" if _literal(p.default) else ""
         return CheckedInput(
@@ -212,18 +222,18 @@ class CheckedCompiler:
         temp = "un" if call.startswith("cudart_c_unsigned") else "sn"
         return f"({call.replace('&n', '&' + temp)} && ((void)({fp.local} = ({kind}){temp}), 1))"
 
-    def _scalar(self, c, fp: FastParam) -> str:
+    def _scalar(self, c, fp: FastParam, x: str) -> str:
         r = integer_range(self.types, c.type)
         if r is None:
-            return f"cudart_c_double(x, &{fp.local})"
+            return f"cudart_c_double({x}, &{fp.local})"
         if r.enum is not None:
             self.enum_classes.add(r.enum)
             self.members[r.enum] = (r.members or frozenset(), r.flags)
             at = f"[cudart_enum_{r.enum}]"
-            return self._integer(fp, f"cudart_c_enum(x, view->enums{at}, view->members{at}, &n)")
+            return self._integer(fp, f"cudart_c_enum({x}, view->enums{at}, view->members{at}, &n)")
         if r.low < 0:
-            return self._integer(fp, f"cudart_c_signed(x, {_low(r.low)}, {r.high}LL, &n)")
-        return self._integer(fp, f"cudart_c_unsigned(x, {_high(r.high)}, &n)")
+            return self._integer(fp, f"cudart_c_signed({x}, {_low(r.low)}, {r.high}LL, &n)")
+        return self._integer(fp, f"cudart_c_unsigned({x}, {_high(r.high)}, &n)")
 
     def _slot_code(self, p, c) -> str | None:
         """How the output's slot is read: its storage class's ctypes code, or, for an

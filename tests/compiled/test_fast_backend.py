@@ -134,8 +134,8 @@ def _sabotaged(tmp_path: Path, old: str, new: str) -> Path:
     [
         # The model misreading a prototype: size_t read as unsigned int.
         (
-            "(*cudart_decl_cudaMalloc)(void **, size_t)",
-            "(*cudart_decl_cudaMalloc)(void **, unsigned int)",
+            "CUDART_PROTOTYPE(cudaMalloc, cudaMalloc, cudaError_t (*)(void **, size_t));",
+            "CUDART_PROTOTYPE(cudaMalloc, cudaMalloc, cudaError_t (*)(void **, unsigned int));",
             "cudaMalloc: prototype",
         ),
         # A conversion handing C a narrower type than the header's.

@@ -54,8 +54,15 @@ def _report(proc) -> dict:
 
 def _tree_with_only_abi3_builds(root: Path) -> Path:
     """The package as the GIL build left it, linked file by file into `root`: every
-    extension of its own interpreter's build left out, the .abi3.so ones kept."""
+    extension of its own interpreter's build left out, the .abi3.so ones kept; a link
+    of the checkout's (cudart/_generated/, generated/ itself) as one link to where it
+    points."""
     for source in (REPO / "cudart").rglob("*"):
+        if source.is_symlink() and source.is_dir():
+            target = root / source.relative_to(REPO)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(source.resolve())
+            continue
         if source.is_dir() or "__pycache__" in source.parts:
             continue
         if source.name.endswith(".so") and not source.name.endswith(LIMITED_API_SUFFIX):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -464,27 +465,61 @@ def test_check_covers_the_driver_modules(tmp_path):
     assert bindgen(*options, "check").returncode == 0
 
 
-def test_the_package_links_the_driver_modules(tmp_path, monkeypatch):
-    """cudart/driver_<ver>.py and driver_checked_<ver>.py are links into generated/, made
-    and removed with the files, as the runtime's are."""
+def test_the_package_links_generated_as_a_folder(tmp_path, monkeypatch):
+    """cudart/ reaches generated/ through few links (issue 32): the folder as
+    cudart/_generated/ (the merged modules of every family, the C), and by name only the
+    table of views and the stubs. The old layout's link per file is named by `check`, over
+    the budget, and replaced by link_package; a stub that is gone loses its link."""
     import generator.tree as tree
 
     target, package = tmp_path / "generated", tmp_path / "cudart"
     target.mkdir()
     package.mkdir()
-    names = ["driver_12050.py", "driver_checked_12050.py", "sys_12050.py"]
+    names = ["_driver_12.py", "_driver_checked_12.py", "_fast_driver_12.c", "_sys_12.py"]
+    names += [f"_nvrtc_{n}.py" for n in range(12, 20)]
+    names += ["_versions.py", "_latest.pyi", "sys_13050.pyi", "__init__.py"]
     for name in names:
         (target / name).write_text("# generated\n")
     monkeypatch.setattr(tree, "GENERATED", target)
-    assert tree.compare_links(names, target, package) == [
-        f"cudart/{name}: not a link to ../generated/{name}" for name in names
-    ]
+    for name in names:  # the layout before: a link per file
+        (package / name).symlink_to(f"../generated/{name}")
+    problems = tree.compare_links(names, target, package)
+    assert "cudart/_generated: not a link to ../generated" in problems
+    assert "cudart/_sys_12.py: a link into generated/ that the package does not read" in problems
+    assert problems[-1] == (
+        f"cudart/ holds {len(names)} links into generated/, more than 10 "
+        "(generator/tree.py LINK_BUDGET)"
+    )
     tree.link_package(target, package)
     assert tree.compare_links(names, target, package) == []
-    assert (package / "driver_12050.py").read_text() == "# generated\n"
-    (target / "driver_12050.py").unlink()
-    assert tree.compare_links(names[1:], target, package) == [
-        "cudart/driver_12050.py: links to a file the generator no longer makes"
+    links = {p.name: os.readlink(p) for p in package.iterdir()}
+    assert links == {
+        "_generated": "../generated",
+        "_latest.pyi": "../generated/_latest.pyi",
+        "_versions.py": "../generated/_versions.py",
+        "sys_13050.pyi": "../generated/sys_13050.pyi",
+    }
+    assert (package / "_generated" / "_driver_12.py").read_text() == "# generated\n"
+    (target / "sys_13050.pyi").unlink()
+    assert tree.compare_links(names[:-2] + names[-1:], target, package) == [
+        "cudart/sys_13050.pyi: a link into generated/ that the package does not read"
     ]
     tree.link_package(target, package)
-    assert sorted(p.name for p in package.iterdir()) == names[1:]
+    assert sorted(p.name for p in package.iterdir()) == [
+        "_generated",
+        "_latest.pyi",
+        "_versions.py",
+    ]
+
+
+def test_the_checkouts_links_are_the_layouts_within_the_budget():
+    """The checkout's cudart/ holds exactly the links the layout names (generator/tree.py
+    package_links), at most LINK_BUDGET: 5 for today's four families, where a link per
+    generated file was 24."""
+    import generator.tree as tree
+
+    names = sorted(p.name for p in tree.GENERATED.iterdir() if tree.is_generated(p))
+    held = sorted(p.name for p in tree.PACKAGE.iterdir() if p.is_symlink())
+    assert held == sorted(tree.package_links(names))
+    assert len(held) <= tree.LINK_BUDGET
+    assert tree.compare_links(names) == []

@@ -23,8 +23,9 @@ import pytest
 from freethreaded_support import FREETHREADED_ENV, freethreaded_python
 from suite import GENERATED, REPO, run_python
 
-from cudart._views import versions
+from cudart._views import GENERATED_FOLDER, versions
 from generator.fetch import cache_root
+from generator.tree import LINK_BUDGET, linked_by_name, package_links
 
 pytestmark = pytest.mark.network
 
@@ -35,15 +36,19 @@ HAND_WRITTEN = sorted(
     for p in (REPO / "cudart").rglob("*")
     if p.is_file() and not p.is_symlink() and p.suffix not in (".so", ".pyc")
 )
+# Where each generated module and stub is in the package (below cudart/): the few linked
+# by their own name in a checkout at the top (the table of views, the stubs), the rest
+# (the merged modules, generated/__init__.py's guard) in cudart/_generated/.
 GENERATED_NAMES = sorted(
-    p.name for p in GENERATED.iterdir() if p.suffix in (".py", ".pyi") and p.name != "__init__.py"
+    name if linked_by_name(name) else f"{GENERATED_FOLDER}/{name}"
+    for name in (p.name for p in GENERATED.iterdir() if p.suffix in (".py", ".pyi"))
 )
-# The compiled backend: its generated C (the sdist's) and what each source builds (the
-# wheel's, where a compiler is present, as here and in CI).
-GENERATED_SOURCES = sorted(p.name for p in GENERATED.glob("_fast_*.c"))
+# The compiled backend: its generated C (the sdist's, in cudart/_generated/) and what each
+# source builds (the wheel's, where a compiler is present, as here and in CI).
+GENERATED_SOURCES = sorted(f"{GENERATED_FOLDER}/{p.name}" for p in GENERATED.glob("_fast_*.c"))
 C_SOURCES = GENERATED_SOURCES + [n for n in HAND_WRITTEN if n.endswith((".c", ".h"))]
 EXTENSIONS = sorted(
-    Path(n).with_suffix(".abi3.so").as_posix()
+    Path(Path(n).name if n in GENERATED_SOURCES else n).with_suffix(".abi3.so").as_posix()
     for n in GENERATED_SOURCES + HAND_WRITTEN
     if n.endswith(".c")
 )
@@ -150,7 +155,9 @@ def test_the_wheel_holds_the_package_and_nothing_else(built):
     with zipfile.ZipFile(built["wheel"]) as zf:
         metadata = zf.read("cudart-0.1.0.dist-info/METADATA").decode()
         # The generated modules are the files themselves, not links.
-        assert zf.read("cudart/_sys_12.py") == (GENERATED / "_sys_12.py").read_bytes()
+        merged = f"cudart/{GENERATED_FOLDER}/_sys_12.py"
+        assert zf.read(merged) == (GENERATED / "_sys_12.py").read_bytes()
+        assert zf.read("cudart/_versions.py") == (GENERATED / "_versions.py").read_bytes()
     requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist:"))
     assert requires == [
         'Requires-Dist: nvidia-cuda-nvrtc-cu12; extra == "cu12"',
@@ -290,11 +297,15 @@ def test_the_sdist_installs_on_free_threaded_python(sdist, header_sets, tmp_path
 
 
 def test_one_name_per_module_in_the_checkout(header_sets):
-    """In a checkout each generated module is reached through its link in cudart/, and
-    generated/ refuses to import as a package of its own."""
+    """In a checkout each generated module is reached through cudart/'s links (the folder
+    as cudart/_generated/, the table and the stubs by name), at most LINK_BUDGET of them,
+    and generated/ refuses to import as a package of its own, under either name."""
+    package = REPO / "cudart"
     for name in GENERATED_NAMES:
-        link = REPO / "cudart" / name
-        assert link.is_symlink() and link.resolve() == (GENERATED / name).resolve(), name
+        assert (package / name).resolve() == (GENERATED / Path(name).name).resolve(), name
+    links = sorted(p.name for p in package.iterdir() if p.is_symlink())
+    assert links == sorted(package_links([p.name for p in GENERATED.iterdir()]))
+    assert len(links) <= LINK_BUDGET
     code = IN_THE_NEW_ENVIRONMENT.replace('"generator"', '"generator_is_importable_here"')
     out = run_python(code, env={"CUDART_LIBRARY": str(header_sets[RUNTIME_KEY].library)})
     report = json.loads(out.stdout)

@@ -1,1 +1,0 @@
-../generated/_checked_13.py

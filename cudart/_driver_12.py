@@ -1,1 +1,0 @@
-../generated/_driver_12.py

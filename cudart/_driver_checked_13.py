@@ -1,1 +1,0 @@
-../generated/_driver_checked_13.py

@@ -1,1 +1,0 @@
-../generated/_fast_12.c

@@ -1,1 +1,0 @@
-../generated/_fast_13.c

@@ -1,1 +1,0 @@
-../generated/_fast_driver_12.c

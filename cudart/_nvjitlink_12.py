@@ -1,1 +1,0 @@
-../generated/_nvjitlink_12.py

@@ -1,1 +1,0 @@
-../generated/_nvjitlink_13.py

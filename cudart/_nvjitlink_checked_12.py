@@ -1,1 +1,0 @@
-../generated/_nvjitlink_checked_12.py

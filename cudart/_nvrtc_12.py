@@ -1,1 +1,0 @@
-../generated/_nvrtc_12.py

@@ -1,1 +1,0 @@
-../generated/_nvrtc_checked_13.py

@@ -1,1 +1,0 @@
-../generated/_sys_12.py

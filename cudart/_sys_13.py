@@ -1,1 +1,0 @@
-../generated/_sys_13.py
