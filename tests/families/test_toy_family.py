@@ -147,17 +147,17 @@ def toy(tmp_path_factory, manifest):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = _checkout_state()
-    # An install of that output: the checkout's hand-written package (links resolved to
-    # files, no compiled extensions: ctypes serves) with the generated files in it.
+    # An install of that output, laid out as the wheel lays it: the checkout's
+    # hand-written package (no compiled extensions: ctypes serves) with the generated
+    # folder as cudart/_generated and the family table as cudart/_versions.py.
     package = root / "site" / "cudart"
     shutil.copytree(
         REPO / "cudart",
         package,
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_*_1[0-9].py", "*.pyi", "*.c"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_generated", "*.pyi", "_versions.py"),
     )
-    for path in out.iterdir():
-        if path.suffix in (".py", ".pyi") and path.name != "__init__.py":
-            shutil.copy(path, package / path.name)
+    shutil.copytree(out, package / "_generated", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(out / "_versions.py", package / "_versions.py")
     site = root / "wheel-site"
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(site)
