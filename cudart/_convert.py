@@ -733,6 +733,7 @@ def argument_buffer(
     function: str,
     name: str,
     params_name: str,
+    kernel: Any = None,
 ) -> Any:
     """The driver launches' `void **extra` (cuLaunchKernel, cuLaunchKernelEx) -> what the
     call passes.
@@ -753,6 +754,13 @@ def argument_buffer(
     C refuses kernel parameters given both ways ("both kernelParams and extra are
     non-NULL": CUDA_ERROR_INVALID_VALUE): a ValueError here, `kernel_params` being what
     that argument was converted to.
+
+    The size C is told is what the kernel's parameters span, where libcuda says it
+    (cuFuncGetParamInfo, driver 12.4+, of the converted `kernel`): the driver refuses a
+    larger one (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver 580: a ctypes Structure's tail
+    padding is left out) and takes a smaller one, reading past the buffer; a buffer
+    smaller than the span is a ValueError here. Where the driver cannot say, the
+    buffer's own size is passed.
     """
     if value is None or (type(value) is int and value == 0):
         return value
@@ -774,11 +782,31 @@ def argument_buffer(
         held = _host_memory(view, name, False)
         size, address = view.nbytes, ctypes.addressof(held)
     _exclusive(kernel_params, function, name, params_name)
+    span = _parameter_span(kernel)
+    if span is not None:
+        if size < span:
+            raise ValueError(
+                f"{function}: '{name}' holds {size} bytes, but the kernel's parameters "
+                f"span {span} (cuFuncGetParamInfo): C would read past the buffer"
+            )
+        size = span
     length = ctypes.c_size_t(size)
     start, size_marker, end = markers
     options = (c_void_p * 5)(start, address, size_marker, ctypes.addressof(length), end)
     options.held = (held, length)  # type: ignore[attr-defined]  # alive while C reads them
     return options
+
+
+def _parameter_span(kernel: Any) -> int | None:
+    """What a converted CUfunction's parameters span, or None where it is unknown."""
+    if kernel is None:
+        return None
+    address = kernel.value if isinstance(kernel, ctypes.c_void_p) else kernel
+    if not isinstance(address, int) or not address:
+        return None
+    from .kernels._launch import driver_param_span
+
+    return driver_param_span(address)
 
 
 def _exclusive(kernel_params: Any, function: str, name: str, params_name: str) -> None:

@@ -16423,6 +16423,7 @@ def cuLaunchKernel(
         "cuLaunchKernel",
         "extra",
         "kernelParams",
+        f,
     )
     try:
         err = _cuLaunchKernel(
@@ -16499,6 +16500,7 @@ def cuLaunchKernelEx(
         "cuLaunchKernelEx",
         "extra",
         "kernelParams",
+        f,
     )
     try:
         err = _cuLaunchKernelEx(config, f, kernelParams, extra)

@@ -16479,6 +16479,7 @@ def cuLaunchKernel(
         "cuLaunchKernel",
         "extra",
         "kernelParams",
+        f,
     )
     try:
         err = _cuLaunchKernel(
@@ -16555,6 +16556,7 @@ def cuLaunchKernelEx(
         "cuLaunchKernelEx",
         "extra",
         "kernelParams",
+        f,
     )
     try:
         err = _cuLaunchKernelEx(config, f, kernelParams, extra)

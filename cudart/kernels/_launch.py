@@ -780,6 +780,25 @@ def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
         sizes.append(size.value)
 
 
+def driver_param_span(cufunc: int) -> int | None:
+    """The bytes a driver kernel's parameters span (the last one's offset + size, 0 for
+    none): what the driver takes as a packed argument buffer's size. None where libcuda
+    cannot tell (no cuFuncGetParamInfo before driver 12.4, or it refuses the handle)."""
+    driver = _driver_param_info()
+    if driver is None:
+        return None
+    offset, size = ctypes.c_size_t(), ctypes.c_size_t()
+    span, index = 0, 0
+    while True:
+        status = driver(cufunc, index, ctypes.byref(offset), ctypes.byref(size))
+        if status == 1:  # CUDA_ERROR_INVALID_VALUE: past the last parameter
+            return span
+        if status:
+            return None
+        span = max(span, offset.value + size.value)
+        index += 1
+
+
 # Published once whole (the function, or False): racing first callers each look it up.
 _libcuda = None
 

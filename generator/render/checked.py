@@ -692,6 +692,10 @@ ARGUMENT_BUFFER_MARKERS = (
 )
 
 
+# The driver's kernel handle, which an argument buffer is packed for.
+KERNEL_HANDLE = "CUfunction"
+
+
 def _in_argument_buffer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # Always converted (a launch is no hot path of this layer): even an int address is
     # checked against the kernelParams beside it, which C refuses to take with it. The
@@ -702,9 +706,13 @@ def _in_argument_buffer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tupl
     if missing:
         raise RenderError(f"{f.plan.name}.{p.name}: the model has no {', '.join(missing)}")
     markers = ", ".join(f.v.use(m) for m in ARGUMENT_BUFFER_MARKERS)
+    # The kernel it launches: its parameters' span is the size C is told.
+    kernels = [q.py_name for q in f.plan.params if q.ctype == KERNEL_HANDLE and q.role is Role.IN]
+    if len(kernels) != 1:
+        raise RenderError(f"{f.plan.name}.{p.name}: no one {KERNEL_HANDLE} input to launch")
     return p.py_type, (
         f'{n} = _c.argument_buffer({n}, {params}, ({markers}), "{f.plan.name}", {n!r}, '
-        f"{params!r})",
+        f"{params!r}, {kernels[0]})",
     )
 
 

@@ -442,8 +442,10 @@ def test_launch_kernel_extra_argument_buffer(modules, device_memory):
     (cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER form, which the checked layer builds): the
     same result as kernelParams. The buffers: 28 bytes packed with struct at the
     parameters' offsets and alignments (exactly what the kernel reads), and a ctypes
-    Structure of them, 32 bytes with tail padding (a size above the parameters' is
-    taken: the driver copies what the kernel's parameters span)."""
+    Structure of them, 32 bytes with tail padding. C is told the 28 bytes the kernel's
+    parameters span (cuFuncGetParamInfo): driver 580 refuses a larger size with
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (the GPU run at 3732ff4) and takes a smaller one,
+    reading past the buffer, which the checked layer refuses."""
     import struct
 
     n = 1000
@@ -470,6 +472,8 @@ def test_launch_kernel_extra_argument_buffer(modules, device_memory):
     assert all(r == results[0] for r in results), [r[:4] for r in results]
     with pytest.raises(ValueError, match="mutually exclusive"):
         driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, params, bytes(32))
+    with pytest.raises(ValueError, match="holds 24 bytes, but the kernel's parameters span 28"):
+        driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, None, bytes(24))
 
 
 def test_launch_kernel_error_is_driver_error(modules, device_memory):

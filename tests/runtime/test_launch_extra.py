@@ -106,8 +106,15 @@ def _fields(line: str) -> dict[str, str]:
     return {"symbol": symbol} | dict(item.split("=", 1) for item in rest)
 
 
+def _span_queries(c: str) -> list[dict[str, str]]:
+    """The cuFuncGetParamInfo calls C received: the checked layer asks the kernel's
+    parameters' span (the stand-in answers CUDA_ERROR_STUB_LIBRARY: no span, so the
+    buffer's own size is passed)."""
+    return [_fields(line) for line in c.splitlines() if line.startswith("cuFuncGetParamInfo ")]
+
+
 def _options(c: str) -> tuple[list[int], dict[str, str]]:
-    lines = c.splitlines()
+    lines = [line for line in c.splitlines() if not line.startswith("cuFuncGetParamInfo ")]
     # One launch reached C; then the error path asked the stub's status its name.
     assert {_fields(line)["symbol"] for line in lines[1:]} <= {"cuGetErrorName", "cuGetErrorString"}
     fields = _fields(lines[0])
@@ -146,6 +153,8 @@ def test_a_buffer_reaches_c_as_cuda_h_s_five_pointers(probe):
             assert options[1] == address, case
         assert fields["extra.size"] == str(len(data) // 2), case
         assert fields["extra.bytes"] == data, case
+        (query,) = _span_queries(seen["c"])  # its first parameter; the stub says nothing
+        assert query["paramIndex"] == "0", (case, query)
     assert len(probe["packed"]) == 2 * 28 and len(probe["record"]) == 2 * 32
 
 
@@ -161,6 +170,7 @@ def test_the_callers_option_list_an_address_and_null_pass_as_before(probe):
         options, fields = _options(probe[case]["c"])
         assert options == probe["own"], case
         assert fields["extra.size"] == "28" and fields["extra.bytes"] == probe["packed"]
+        assert not _span_queries(probe[case]["c"]), case  # the caller's list: no query
     for case in ("none", "zero"):
         assert _fields(probe[case]["c"].splitlines()[0])["extra"] == "NULL", case
 
