@@ -342,3 +342,23 @@ def test_without_a_compiler_the_sdist_installs_on_ctypes(built, header_sets, tmp
 
 def _environ_without_cudart() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}
+
+
+def test_a_stale_build_folder_does_not_reach_the_wheel(tmp_path):
+    """build/lib keeps what an earlier build put there, and a wheel takes all of it (a
+    checkout's wheel once held 30 per-version modules and extensions of an older layout):
+    setup.py's build_py starts the package there afresh."""
+    lib = tmp_path / "lib"
+    (lib / "cudart").mkdir(parents=True)
+    stale = lib / "cudart" / "_fast_driver_13050.abi3.so"
+    stale.write_bytes(b"stale")
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not stale.exists()
+    assert (lib / "cudart" / GENERATED_FOLDER / "_sys_12.py").is_file()
+    assert (lib / "cudart" / "_versions.py").is_file()
