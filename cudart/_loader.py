@@ -18,12 +18,7 @@ import os
 import sys
 import threading
 
-from .errors import LibraryNotFoundError
-
-# For type checkers only: importing typing costs milliseconds `import cudart` avoids.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    pass
+from .errors import LibraryNotFoundError, family_class
 
 TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
 TOOLKIT_LIB_DIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
@@ -195,10 +190,10 @@ class _LoadedOnce:
     until then. Calls that race on the first load share one lock, so each library loads
     once."""
 
-    def __init__(self, name: str, doc: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
         self.loaded: Runtime | None = None
-        self.__doc__ = doc
+        self.__doc__ = f"The process's {name} library, loaded on first call."
 
     def __call__(self) -> Runtime:
         found = self.loaded
@@ -211,8 +206,6 @@ class _LoadedOnce:
 
 
 def _missing_error(row: dict) -> type[Exception]:
-    from .errors import family_class
-
     return family_class(row["missing_error"], LibraryNotFoundError)
 
 
@@ -284,7 +277,7 @@ def loader(name: str) -> _LoadedOnce:
     found = _loaders.get(name)
     if found is None:
         with _lock:
-            found = _loaders.setdefault(name, _LoadedOnce(name, f"The process's {name} library."))
+            found = _loaders.setdefault(name, _LoadedOnce(name))
     return found
 
 

@@ -214,17 +214,20 @@ def served(family: str):
         if not found:
             with lock:
                 if not found:
-                    rule = facts(family)["serve"]
-                    if rule == "runtime":
-                        version = runtime_version
-                    elif rule == "driver":
-                        version = _follows_runtime(family)
-                    else:
-                        version = _own_library(family)
-                    found.append(family_modules(family, version()))
+                    found.append(family_modules(family, version_rule(family)()))
         return found[0]
 
     return modules
+
+
+def version_rule(family: str):
+    """The function that picks a family's bindings version, by its table row's `serve`."""
+    rule = facts(family)["serve"]
+    if rule == "runtime":
+        return runtime_version
+    if rule == "driver":
+        return _follows_runtime(family)
+    return _own_library(family)
 
 
 def driver_versions() -> list[int]:
@@ -234,7 +237,6 @@ def driver_versions() -> list[int]:
 
 # The families whose own modules ask for them by name (cudart.nvrtc, cudart.link,
 # cudart.driver): (raw, checked) for the loaded library, imported on first use.
-driver_version = _follows_runtime("driver")
 driver_modules = served("driver")
 nvrtc_modules = served("nvrtc")
 nvjitlink_modules = served("nvjitlink")

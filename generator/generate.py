@@ -78,11 +78,11 @@ def render_version(
     output-shape snapshot of each surface (tests/generator/test_checked.py and
     tests/runtime/test_nvrtc.py hold them)."""
     pin = manifest.get(key)
-    family = manifest.majors[pin.major]
+    major = manifest.majors[pin.major]
     files: dict[str, str] = {}
     snapshots: dict[str, str] = {}
     fast: list[FastPieces] = []
-    for surface in family.surfaces:
+    for surface in major.surfaces:
         rendered_files, snapshots[surface], pieces = _render_surface(
             manifest, key, surface, progress
         )

@@ -371,9 +371,9 @@ class FastView:
         wide = sorted(name for name, f in public.items() if len(f.params) > protocol.MAX_PARAMS)
         if wide:
             raise RenderError(f"more than {protocol.MAX_PARAMS} parameters: {wide}")
-        return [self._function(name, public[name]) for name in sorted(public)]
+        return [self._function(name, public[name], kept) for name in sorted(public)]
 
-    def _function(self, public: str, f: Function) -> FastFunction:
+    def _function(self, public: str, f: Function, kept: dict[str, str]) -> FastFunction:
         params = tuple(
             self._param(i, py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
             for i, p in enumerate(f.params)
@@ -393,7 +393,7 @@ class FastView:
             prototype,
             doc,
             declaration,
-            releases_gil=f.name not in holds_gil(self.context.surface),
+            releases_gil=f.name not in kept,
         )
 
     def _integer(self, t: CType) -> tuple[bool, int, str]:
