@@ -31,39 +31,49 @@ def test_check_passes_on_the_committed_tree():
     assert "matches the generator" in proc.stdout
 
 
-def test_check_names_the_stale_file(tmp_path):
-    # A tree of two versions: the whole committed tree is the test above's, once a run.
+def test_check_names_every_stale_stray_and_missing_file_and_generate_mends_them(tmp_path):
+    """A scratch tree of two versions (the whole committed tree is the test above's, once
+    a run), with one of each defect planted at once, so one check names them all and one
+    generate --all mends them:
+    - a runtime module and the version-set stub changed: stale;
+    - a stray module, and the compiled C of a version the manifest no longer has (issue
+      19: generated/ holds the C too): not made by the generator, and removed;
+    - the driver's raw module changed and its checked module deleted (cuda.h's modules
+      are generator output like the runtime's): stale and missing."""
     options = _scratch_manifest(tmp_path, ("12.4", "12.5"))
-    assert bindgen(*options, "generate", "--all").returncode == 0
     out = tmp_path / "generated"
+    proc = bindgen(*options, "generate", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "[12.5 driver] parsing cuda.h" in proc.stderr
+    raw, checked = out / "_driver_12.py", out / "_driver_checked_12.py"
+    for merged, view in ((raw, "driver_12050"), (checked, "driver_checked_12050")):
+        found = read_merged(merged)
+        assert found is not None and found.project(12050) == view_source(view)
+    pristine = {p.name: p.read_bytes() for p in out.iterdir()}
     victim = out / "_sys_12.py"  # 12.4's and 12.5's sys modules, merged
     victim.write_text(victim.read_text().replace("cudaSuccess = 0", "cudaSuccess = 1", 1))
     (out / "_sys_99.py").write_text("# stray\n")
     stub = out / "_latest.pyi"
     stub.write_text(stub.read_text().replace("import *", "import cudaMalloc", 1))
+    stale_c = out / "_fast_12040.c"
+    stale_c.write_text("/* a removed version's */\n")
+    raw.write_text(raw.read_text().replace("CUDA_SUCCESS = 0", "CUDA_SUCCESS = 1", 1))
+    checked.unlink()
     proc = bindgen(*options, "check")
     assert proc.returncode == 1
-    assert "_latest.pyi: stale" in proc.stdout
-    assert "_sys_12.py: stale" in proc.stdout
-    assert "_sys_99.py: not made by the generator" in proc.stdout
-    assert "_checked_12.py" not in proc.stdout
-
-
-def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
-    """Issue 19: generated/ holds the compiled backend's C too, so the C source of a
-    version the manifest no longer has is reported by check and removed by
-    generate --all, as its Python modules are (a scratch tree of one version)."""
-    options = _scratch_manifest(tmp_path, ("12.5",))
-    out = tmp_path / "generated"
-    assert bindgen(*options, "generate", "--all").returncode == 0
-    stale = out / "_fast_12040.c"
-    stale.write_text("/* a removed version's */\n")
-    proc = bindgen(*options, "check")
-    assert proc.returncode == 1
-    assert "_fast_12040.c: not made by the generator" in proc.stdout
+    for line in (
+        "_latest.pyi: stale",
+        "_sys_12.py: stale",
+        "_sys_99.py: not made by the generator",
+        "_fast_12040.c: not made by the generator",
+        "_driver_12.py: stale",
+        "_driver_checked_12.py: missing",
+    ):
+        assert line in proc.stdout, (line, proc.stdout)
+    assert "_checked_12.py" not in proc.stdout.replace("_driver_checked_12.py", "")
     proc = bindgen(*options, "generate", "--all")
     assert proc.returncode == 0, proc.stderr
-    assert not stale.exists()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == pristine
     assert bindgen(*options, "check").returncode == 0
 
 
@@ -440,29 +450,6 @@ def test_an_interrupt_says_whether_the_output_changed(tmp_path, step, written):
         assert "cudart-bindgen check" in last and "unchanged" not in last
     else:
         assert last == "cudart-bindgen: interrupted; generated/ is unchanged"
-
-
-def test_check_covers_the_driver_modules(tmp_path):
-    """The driver's modules (cuda.h) are generator output like the runtime's: a scratch
-    tree of one version holds them, check names a changed or missing one, and generate
-    puts them back."""
-    options = _scratch_manifest(tmp_path, ("12.5",))
-    out = tmp_path / "generated"
-    proc = bindgen(*options, "generate", "--all")
-    assert proc.returncode == 0, proc.stderr
-    assert "[12.5 driver] parsing cuda.h" in proc.stderr
-    raw, checked = out / "_driver_12.py", out / "_driver_checked_12.py"
-    for merged, view in ((raw, "driver_12050"), (checked, "driver_checked_12050")):
-        found = read_merged(merged)
-        assert found is not None and found.project(12050) == view_source(view)
-    raw.write_text(raw.read_text().replace("CUDA_SUCCESS = 0", "CUDA_SUCCESS = 1", 1))
-    checked.unlink()
-    proc = bindgen(*options, "check")
-    assert proc.returncode == 1
-    assert "_driver_12.py: stale" in proc.stdout
-    assert "_driver_checked_12.py: missing" in proc.stdout
-    assert bindgen(*options, "generate", "--all").returncode == 0
-    assert bindgen(*options, "check").returncode == 0
 
 
 def test_the_package_links_generated_as_a_folder(tmp_path, monkeypatch):

@@ -68,6 +68,22 @@ for scope in ("", "Global"):
         for value in (not before, before):
             attempt(f"set{scope}:{short}={value}", set_, attrib, value)
             attempt(f"reread{scope}:{short}={value}", get, attrib)
+# The raw getters with a 1024-byte buffer: the size the driver writes back beside the
+# value, against the size the checked getter types each attribute by.
+import ctypes
+from cudart import _checked
+for scope in ("", "Global"):
+    raw_get = getattr(driver.sys, "cuCoredumpGetAttribute" + scope)
+    for name in (*BOOLS, "CU_COREDUMP_FILE", "CU_COREDUMP_PIPE", "CU_COREDUMP_GENERATION_FLAGS"):
+        if not hasattr(driver, name):
+            continue  # GENERATION_FLAGS: 12.5+
+        attrib = getattr(driver, name)
+        table = driver.cuCoredumpGetAttribute.__globals__["_CUcoredumpSettings_enum_values"]
+        typed = _checked.attribute_size(_checked.attribute_storage(attrib, table, "probe")).value
+        buffer = ctypes.create_string_buffer(1024)
+        size = ctypes.c_size_t(1024)
+        err = raw_get(attrib, buffer, ctypes.byref(size))
+        out[f"size{scope}:{name}"] = {"err": int(err), "written": size.value, "typed": typed}
 for call, args in (("cuCoredumpGetAttribute", ()), ("cuCoredumpSetAttributeGlobal", (True,))):
     attempt(f"max:{call}", getattr(driver, call), driver.CU_COREDUMP_MAX, *args)
 print(json.dumps(out))
@@ -132,3 +148,17 @@ def test_bool_round_trip(observed, scope, short):
 def test_max_is_refused_before_c(observed, call):
     got = observed[f"max:{call}"]
     assert got.get("error") == "ValueError" and "CU_COREDUMP_MAX" in got["message"], got
+
+
+@pytest.mark.parametrize("scope", ["", "Global"])
+def test_written_back_size_fits_the_typed_value(observed, scope, record_property):
+    """What the driver writes back through `size`, told 1024 bytes, is at most the size
+    the checked getter types the attribute by: a larger one would mean the checked
+    getter's buffer is too small for what C writes. Recorded per attribute."""
+    probes = {k: v for k, v in observed.items() if k.startswith(f"size{scope}:")}
+    assert probes, sorted(observed)
+    record_property("sizes", json.dumps(probes, sort_keys=True))  # the JUnit record
+    for key, got in probes.items():
+        if got["err"]:
+            continue  # a context-scoped read of a global-only attribute: INVALID_VALUE
+        assert got["written"] <= got["typed"] or got["written"] == 1024, (key, got)
