@@ -181,6 +181,28 @@ def test_driver_exports_return_the_handle_sized_by_its_type(driver, monkeypatch,
     assert writer.calls == []
 
 
+def test_driver_import_takes_the_handle_as_the_export_gave_it(driver, monkeypatch):
+    """Issue 33 item 14: cuMemImportFromShareableHandle's `void *osHandle` is the handle
+    itself for a file descriptor (C's `(void *)(uintptr_t)fd`: the int the export
+    returned, small as it is, goes to C as that value) and a pointer to the record for a
+    fabric handle (the record the export returned, by address)."""
+    raw, checked = driver
+    writer = replace_c(monkeypatch, checked, "cuMemImportFromShareableHandle")
+    checked.cuMemImportFromShareableHandle(5, raw.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    assert writer.calls[-1][1:] == (5, raw.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    if hasattr(raw, "CU_MEM_HANDLE_TYPE_FABRIC"):
+        record = raw.CUmemFabricHandle()
+        checked.cuMemImportFromShareableHandle(record, raw.CU_MEM_HANDLE_TYPE_FABRIC)
+        given = writer.calls[-1][1]
+        assert ctypes.cast(given, ctypes.c_void_p).value == ctypes.addressof(record)
+    for bad, error in ((-1, OverflowError), (1.5, TypeError), ("5", TypeError)):
+        with pytest.raises(error, match="osHandle"):
+            checked.cuMemImportFromShareableHandle(
+                bad, raw.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            )
+    assert len(writer.calls) == 1 + hasattr(raw, "CU_MEM_HANDLE_TYPE_FABRIC")
+
+
 # ---------------------------------------------------------------- the EGL stream functions
 
 

@@ -195,8 +195,8 @@ def test_cuda_repr_primitive(device, ctx):
     upstream's OverflowError for cuuint32_t(2**64 - 1) is asked of where such a value
     goes to C through a call: here cuStreamWaitValue32's, and on the CPU every checked
     function's cuuint32_t parameter, given 2**70 and -1 by the fuzz grid
-    (tests/runtime/test_fuzz_ranges.py). A record's cuuint32_t member wraps as ctypes'
-    own members do (every integer member of a record does: not refused, issue 33)."""
+    (tests/runtime/test_fuzz_ranges.py), and of a record's 32-bit unsigned member, which
+    refuses it since b9d4070 (issue 33 item 15)."""
     assert int(device) == 0
 
     assert str(ctx).startswith("<CUcontext 0x")
@@ -212,6 +212,8 @@ def test_cuda_repr_primitive(device, ctx):
         assert driver.cuuint32_t(size).value == size
     with pytest.raises(OverflowError):
         driver.cuStreamWaitValue32(None, dptr, 18446744073709551615, 0)
+    with pytest.raises(OverflowError):
+        driver.CUDA_ARRAY_DESCRIPTOR().NumChannels = 18446744073709551615
 
     for size in (7, 4294967295, 18446744073709551615):
         assert driver.cuuint64_t(size).value == size
