@@ -32,7 +32,8 @@ done
 # call carries (64 MiB), so the lead moves generated/ aside for the call (the cudart/
 # links travel as links) and run_on_device.sh puts this copy back there.
 mkdir -p .device/stage/generated
-cp -p generated/* .device/stage/generated/
+# Its files only: a local import leaves generated/__pycache__, which is not the tree's.
+find generated -maxdepth 1 -type f -exec cp -p -t .device/stage/generated/ {} +
 tar -C .device/stage -cf - libs nvrtc nvjitlink fast generated | xz -T0 -9 > .device/payload.tar.xz
 rm -rf .device/stage .device/libs .device/nvrtc .device/nvjitlink .device/fast .device/generated
 du -sh .device
