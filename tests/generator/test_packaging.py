@@ -55,6 +55,10 @@ EXTENSIONS = sorted(
 PYTHON_FILES = sorted(n for n in HAND_WRITTEN if not n.endswith((".c", ".h"))) + GENERATED_NAMES
 # The runtime the installed package is tried against: the dev extras' pin.
 RUNTIME_KEY = "12.5"
+# Issue 32's targets for every family and version of today: the wheel, and the package
+# as pip installs it (cudart/ and its dist-info, with the bytecode pip compiles).
+WHEEL_BUDGET = 4_000_000
+INSTALL_BUDGET = 25_000_000
 
 IN_THE_NEW_ENVIRONMENT = r"""
 import importlib, json, sys
@@ -168,6 +172,7 @@ def test_the_wheel_holds_the_package_and_nothing_else(built):
         'Requires-Dist: nvidia-nvjitlink; extra == "cu13"',
     ]
     assert "entry_points.txt" not in {n.split("/")[-1] for n in names}  # no console script
+    assert built["wheel"].stat().st_size <= WHEEL_BUDGET, built["wheel"].stat().st_size
 
 
 def test_the_sdist_builds_the_same_package(built):
@@ -260,6 +265,11 @@ def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, py
     extensions, report = _installed(python, tmp_path)
     assert extensions == EXTENSIONS
     _check_report(report)
+    site = Path(_sysconfig(python, "get_paths()['purelib']"))
+    installed = sum(
+        f.stat().st_size for top in site.glob("cudart*") for f in top.rglob("*") if f.is_file()
+    )
+    assert installed <= INSTALL_BUDGET, f"{installed:,} bytes installed, with pip's bytecode"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     # The generator is a checkout's tool: without its tools it says how to get them, in one line.
     proc = subprocess.run(
