@@ -18,6 +18,7 @@ from ctypes import byref, c_char, c_void_p
 from . import _lazy
 from ._handles import DESTROYED_CLASSES, Handle, IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
+from ._paraminfo import driver_param_span, driver_params
 from .errors import HandleDestroyedError
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
@@ -700,8 +701,10 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
     """A `void **kernelParams` argument -> what the call passes.
 
     A tuple or list of Python values is packed with the kernel's parameter types
-    (`func.pack(*value)`, so `func` must be a cudart.kernels.Function); what
-    Function.pack returned passes as its `void **`; so do an int address and a ctypes
+    (`func.pack(*value)`: `func` is a cudart.kernels.Function, or a CUfunction given
+    its signature by cudart.kernels.typed); for any other kernel, a tuple of ctypes
+    values, each its own C type (`ctypes_kernel_args`). What Function.pack returned
+    passes as its `void **`; so do an int address and a ctypes
     pointer (the caller's promise). C reads one pointer per kernel parameter from what
     it is given, so memory Python can measure (a ctypes array, a buffer) must hold that
     many and be pointer-aligned: `kernel_slots`. The returned object keeps the packed
@@ -712,10 +715,7 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
     if isinstance(value, (tuple, list)):
         packer = getattr(func, "pack", None)
         if packer is None:
-            raise TypeError(
-                f"'{name}': a tuple of argument values needs the kernel as a "
-                f"cudart.kernels.Function (to know its parameters), not {type(func).__name__}"
-            )
+            return ctypes_kernel_args(value, func, name)
         return packer(*value)
     if getattr(type(value), "_as_parameter_", None) is not None and not isinstance(value, _CDATA):
         return value  # a KernelArguments (or another object ctypes converts itself)
@@ -724,6 +724,55 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
         return converted  # an address: what it points to is the caller's promise
     kernel_slots(value, converted, _param_count(func), name)
     return converted
+
+
+def ctypes_kernel_args(values: Any, func: Any, name: str) -> Any:
+    """A tuple of ctypes values as the `void **` of a kernel whose parameter types
+    cudart does not know (a CUfunction of cuModuleGetFunction, a raw address): each
+    value is the bytes of its own C type (ctypes.c_float(x), c_int(n), c_void_p(ptr),
+    a Structure), and C gets a pointer to each. Python values are refused (2.0 could be
+    a float, a double or an integer's bits). Where libcuda tells the parameters of a
+    CUfunction handle (cuFuncGetParamInfo, driver 12.4+), their count and sizes are
+    checked: C reads each parameter's size from its pointer. The returned array keeps
+    the values alive."""
+    values = tuple(values)
+    for k, v in enumerate(values):
+        if not isinstance(v, _CDATA) or isinstance(v, _ctypes.CFuncPtr):
+            raise TypeError(
+                f"'{name}': argument {k} is {type(v).__name__}: for a kernel whose "
+                "parameter types cudart does not know, give ctypes values (each its C "
+                "type: ctypes.c_float(x), ctypes.c_int(n), ctypes.c_void_p(address)), "
+                'or the kernel\'s signature: cudart.kernels.typed(f, "float*, int")'
+            )
+        refuse_destroyed(v, name)
+    params = _function_params(func)
+    if params is not None:
+        if len(params) != len(values):
+            raise TypeError(
+                f"'{name}': the kernel takes {len(params)} arguments ({len(values)} given; "
+                "cuFuncGetParamInfo)"
+            )
+        for k, (v, (_offset, size)) in enumerate(zip(values, params, strict=True)):
+            if ctypes.sizeof(v) != size:
+                raise TypeError(
+                    f"'{name}': argument {k} is {type(v).__name__} "
+                    f"({ctypes.sizeof(v)} bytes); the kernel's parameter {k} is {size} "
+                    "bytes (cuFuncGetParamInfo)"
+                )
+    if not values:
+        return None  # no parameters: C reads nothing
+    slots = (c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
+    slots.held = values  # type: ignore[attr-defined]  # alive while C reads them
+    return slots
+
+
+def _function_params(func: Any) -> tuple[tuple[int, int], ...] | None:
+    """A converted CUfunction handle's parameters (offset, size), where libcuda tells
+    them; None for anything else (a raw address may be a host stub, which libcuda must
+    not be handed, and a CUkernel is no CUfunction)."""
+    if not isinstance(func, Handle) or handle_kind(type(func)) != "CUfunc_st":
+        return None
+    return driver_params(func.value) if func.value else None
 
 
 def argument_buffer(
@@ -804,8 +853,6 @@ def _parameter_span(kernel: Any) -> int | None:
     address = kernel.value if isinstance(kernel, ctypes.c_void_p) else kernel
     if not isinstance(address, int) or not address:
         return None
-    from .kernels._launch import driver_param_span
-
     return driver_param_span(address)
 
 

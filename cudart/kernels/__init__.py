@@ -68,6 +68,7 @@ from ._images import ImageError, image_kind, inspect_image, read_image
 from ._launch import KernelArguments
 from ._module import Global, Module
 from ._routes import LibraryLoader, RegisteredLoader
+from ._typed import TypedKernel, typed
 
 __all__ = [
     "AmbiguousKernelNameError",
@@ -83,6 +84,8 @@ __all__ = [
     "inspect_image",
     "load_module",
     "stream_handle",
+    "TypedKernel",
+    "typed",
 ]
 
 ROUTES = ("auto", "register", "library")

@@ -31,8 +31,7 @@ from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
 from .._lasterror import internal_calls
-from .._loader import load_library
-from ..errors import LibraryNotFoundError
+from .._paraminfo import PAST_THE_END, driver_param_info
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -757,7 +756,7 @@ def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
 
         past_end = rt.cudaErrorInvalidValue
     else:
-        driver = _driver_param_info()
+        driver = driver_param_info()
         if driver is None:
             return None
         cufunc = ctypes.c_void_p()
@@ -767,7 +766,7 @@ def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
         def query(i: int) -> int:
             return int(driver(cufunc, i, ctypes.byref(offset), ctypes.byref(size)))
 
-        past_end = 1  # CUDA_ERROR_INVALID_VALUE
+        past_end = PAST_THE_END
     sizes: list[int] = []
     while True:
         status = query(len(sizes))
@@ -778,41 +777,3 @@ def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
                 return None
             raise call_error(rt, f"cudaFuncGetParamInfo({name!r}, {len(sizes)})", status)
         sizes.append(size.value)
-
-
-def driver_param_span(cufunc: int) -> int | None:
-    """The bytes a driver kernel's parameters span (the last one's offset + size, 0 for
-    none): what the driver takes as a packed argument buffer's size. None where libcuda
-    cannot tell (no cuFuncGetParamInfo before driver 12.4, or it refuses the handle)."""
-    driver = _driver_param_info()
-    if driver is None:
-        return None
-    offset, size = ctypes.c_size_t(), ctypes.c_size_t()
-    span, index = 0, 0
-    while True:
-        status = driver(cufunc, index, ctypes.byref(offset), ctypes.byref(size))
-        if status == 1:  # CUDA_ERROR_INVALID_VALUE: past the last parameter
-            return span
-        if status:
-            return None
-        span = max(span, offset.value + size.value)
-        index += 1
-
-
-# Published once whole (the function, or False): racing first callers each look it up.
-_libcuda = None
-
-
-def _driver_param_info():
-    """libcuda's cuFuncGetParamInfo (driver 12.4+), or None: of the libcuda the driver
-    API loads (cudart._loader, $CUDART_DRIVER_LIBRARY included)."""
-    global _libcuda
-    if _libcuda is None:
-        try:
-            fn = load_library("driver").cdll["cuFuncGetParamInfo"]
-            fn.restype = ctypes.c_int
-            fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
-            _libcuda = fn
-        except (LibraryNotFoundError, AttributeError):
-            _libcuda = False
-    return _libcuda or None

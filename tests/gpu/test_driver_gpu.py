@@ -430,6 +430,52 @@ def test_launch_kernel_four_arguments(modules, device_memory):
     assert read(y, c_float, n) == [2.0 * i + 1.0 for i in range(n)]
 
 
+def test_a_bare_cufunction_takes_ctypes_values_or_a_signature(modules, device_memory):
+    """A CUfunction of cuModuleGetFunction says nothing of its parameters (issue 33 item
+    14): cuLaunchKernel takes its arguments as a tuple of ctypes values, each its own C
+    type, or as Python values once cudart.kernels.typed gives the handle a signature.
+    The driver tells the count and sizes (cuFuncGetParamInfo, driver 12.4+), so a tuple
+    the kernel cannot read is refused before the launch."""
+    from cudart.kernels import typed
+
+    n = 1000
+    fn = modules(AXPY_SOURCE).function("axpy")
+    assert type(fn).__name__ == "CUfunction"
+    x = device_memory(4 * n, bytes((c_float * n)(*range(n))))
+    grid = (n + 255) // 256
+    k = typed(fn, "float a, const float *x, float *y, int n")
+    for make in (
+        lambda y: (c_float(2.0), c_void_p(x), c_void_p(y), c_int(n)),
+        lambda y: [c_float(2.0), c_void_p(x), c_void_p(y), c_int(n)],
+    ):
+        y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+        driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, make(y), None)
+        assert read(y, c_float, n) == [2.0 * i + 1.0 for i in range(n)]
+    for launch in (
+        lambda y: driver.cuLaunchKernel(k, grid, 1, 1, 256, 1, 1, 0, None, (2.0, x, y, n), None),
+        lambda y: driver.cuLaunchKernel(
+            fn, grid, 1, 1, 256, 1, 1, 0, None, k.pack(2.0, x, y, n), None
+        ),
+        lambda y: driver.cuLaunchKernelEx(launch_config(grid, 256), k, (2.0, x, y, n), None),
+    ):
+        y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+        launch(y)
+        assert read(y, c_float, n) == [2.0 * i + 1.0 for i in range(n)]
+    y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+    for bad, error, match in (
+        ((c_float(2.0), c_void_p(x), c_void_p(y)), TypeError, "takes 4 arguments"),
+        ((ctypes.c_double(2.0), c_void_p(x), c_void_p(y), c_int(n)), TypeError, "is 4 bytes"),
+        ((2.0, x, y, n), TypeError, "give ctypes values"),
+    ):
+        with pytest.raises(error, match=match):
+            driver.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, None, bad, None)
+    with pytest.raises(OverflowError):
+        driver.cuLaunchKernel(k, grid, 1, 1, 256, 1, 1, 0, None, (2.0, x, y, 2**31), None)
+    with pytest.raises(TypeError, match="parameter 0 is 4 bytes; its signature declares double"):
+        typed(fn, "double, float*, float*, int").pack(2.0, x, y, n)
+    assert read(y, c_float, n) == [1.0] * n  # nothing refused reached the kernel
+
+
 class AxpyArguments(ctypes.Structure):
     """axpy's parameters as C lays them out: a at 0, x at 8 (4 bytes of padding), y at
     16, n at 24; 28 bytes the kernel reads, 32 with the record's tail padding."""

@@ -372,8 +372,10 @@ def test_cu_launch_kernel_takes_a_function_and_packs_a_tuple(drv, monkeypatch):
     for kernel in (raw.CUfunction(0x99), cudart.sys.cudaKernel_t(0x99)):
         checked.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, None, 0x5000, None)
         assert c.calls[-1][0] is kernel and c.calls[-1][9] == 0x5000
-    # A tuple needs a Function's parameter types; an event is no kernel.
-    with pytest.raises(TypeError, match="cudart.kernels.Function"):
+    # A tuple of Python values needs parameter types (a Function's, or a signature
+    # given by cudart.kernels.typed; else ctypes values: test_driver_kernel_args.py); an
+    # event is no kernel.
+    with pytest.raises(TypeError, match="argument 0 is int: .*kernels.typed"):
         checked.cuLaunchKernel(raw.CUfunction(0x99), 1, 1, 1, 1, 1, 1, 0, None, (1,), None)
     with pytest.raises(TypeError, match="must be a CUfunction, not a CUevent"):
         checked.cuLaunchKernel(raw.CUevent(0x99), 1, 1, 1, 1, 1, 1, 0, None, None, None)

@@ -396,8 +396,9 @@ def test_checked_functions_take_a_function_and_refuse_memory():
         cudart.cudaFuncGetName(b"axpy")
     with pytest.raises(TypeError, match="'func' must be a device function.*not float"):
         cudart.cudaFuncGetAttributes(1.5)
-    # A tuple of values needs the Function, to know the parameters.
-    with pytest.raises(TypeError, match="'args': a tuple of argument values needs the kernel"):
+    # A tuple of Python values needs the parameter types: a Function's, else ctypes
+    # values, each its own C type (tests/runtime/test_driver_kernel_args.py).
+    with pytest.raises(TypeError, match="'args': argument 0 is int: .* give ctypes values"):
         cudart.cudaLaunchKernel(0x1234, dim(1, 1, 1), dim(1, 1, 1), (1, 2), 0, None)
     # Packed with fn's types: refused before C.
     with pytest.raises(TypeError, match=r"argument 0 \(float\): an int"):
