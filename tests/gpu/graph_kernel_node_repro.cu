@@ -36,6 +36,16 @@
 // not explain.) library-first: each round first loads the same image as a library,
 // describes a node of its kernel and unloads it, as the pytest process's earlier
 // library-route tests did.
+//
+// The register route's answers depend on host addresses (the GPU run of 2026-12-04,
+// 2c2fc3c): the same rounds give the same counts run after run, pauses of up to 1 ms
+// between the calls change none, but which kernel is loaded first and whether each
+// round's names and image sit where the last round's did move C's NULL funcs between 0
+// and 84 of 200 on one runtime. So the environment varies them, as a process's
+// allocator does (the bindings' registration allocates both afresh each round):
+//   REPRO_LOAD_AXPY=1     cudaFuncGetAttributes of axpy, not of the first function;
+//   REPRO_FRESH_NAMES=1   each round's name addresses new (the last round's kept);
+//   REPRO_FRESH_IMAGE=1   each round registers a new copy of the image.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -130,6 +140,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const int rounds = atoi(argv[3]);
+    const bool load_axpy = getenv("REPRO_LOAD_AXPY") != NULL;
+    const bool fresh_names = getenv("REPRO_FRESH_NAMES") != NULL;
+    const bool fresh_image = getenv("REPRO_FRESH_IMAGE") != NULL;
     std::vector<std::string> functions;
     std::vector<Variable> variables;
     if (register_route) {
@@ -265,7 +278,14 @@ int main(int argc, char **argv)
         void **handle = NULL;
         // One byte per name, its address the name's identity to the runtime (as
         // cudart.kernels._registration does); alive until the image is unregistered.
-        std::vector<char> anchors(functions.size() + variables.size() + 1);
+        static std::vector<std::vector<char> *> kept;  // never freed: no address reused
+        std::vector<char> reused(functions.size() + variables.size() + 1);
+        std::vector<char> &anchors =
+            fresh_names ? *kept.emplace_back(new std::vector<char>(reused.size())) : reused;
+        if (fresh_image) {
+            kept.push_back(new std::vector<char>(image));
+            wrapper.data = kept.back()->data();
+        }
         if (register_route) {
             handle = __cudaRegisterFatBinary_(&wrapper);
             if (handle == NULL) {
@@ -286,7 +306,7 @@ int main(int argc, char **argv)
             }
             __cudaRegisterFatBinaryEnd_(handle);
             cudaFuncAttributes attributes;
-            CHECK(cudaFuncGetAttributes_(&attributes, &anchors[0]));
+            CHECK(cudaFuncGetAttributes_(&attributes, load_axpy ? func : &anchors[0]));
         } else {
             CHECK(cudaLibraryLoadData_(&library, image.data(), NULL, NULL, 0, NULL, NULL, 0));
             cudaKernel_t kernel;

@@ -5,13 +5,13 @@ of an executable graph in place and from an edited graph."""
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import math
 import os
 import subprocess
 import sys
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -376,24 +376,50 @@ REPRO_ROUNDS = 200
 OUTCOMES = ("described", "null_func", "not_described", "wrong", "error")
 
 
-def _c_outcomes(tmp_path_factory, *mode: str) -> Counter[str]:
+# Where the register route's names and image sit, and which kernel it loads first: what
+# moves the runtime's NULL funcs (graph_kernel_node_repro.cu's header), each way C can
+# have them.
+ADDRESS_PATTERNS = tuple(
+    {
+        name: "1"
+        for name, on in zip(
+            ("REPRO_LOAD_AXPY", "REPRO_FRESH_NAMES", "REPRO_FRESH_IMAGE"), bits, strict=True
+        )
+        if on
+    }
+    for bits in itertools.product((False, True), repeat=3)
+)
+_built: list[Path] = []
+
+
+def _reproducer(tmp_path_factory) -> Path:
+    """graph_kernel_node_repro.cu built once per session."""
+    if not _built:
+        exe = tmp_path_factory.mktemp("repro") / "graph_kernel_node_repro"
+        source = Path(__file__).resolve().parent / "graph_kernel_node_repro.cu"
+        built = subprocess.run(
+            [nvcc(), "-x", "c++", "-cudart", "none", "-o", str(exe), str(source), "-ldl"],
+            capture_output=True,
+            text=True,
+        )
+        assert built.returncode == 0, f"nvcc could not build {source.name}:\n{built.stderr}"
+        _built.append(exe)
+    return _built[0]
+
+
+def _c_outcomes(tmp_path_factory, *mode: str, pattern: dict | None = None) -> Counter[str]:
     """The kernel-node descriptions as C gets them from the same libcudart file,
     REPRO_ROUNDS times (tests/gpu/graph_kernel_node_repro.cu; `mode`: none for the
-    library route, "registered-first", or register_mode()'s)."""
-    exe = tmp_path_factory.mktemp("repro") / "graph_kernel_node_repro"
-    source = Path(__file__).resolve().parent / "graph_kernel_node_repro.cu"
-    built = subprocess.run(
-        [nvcc(), "-x", "c++", "-cudart", "none", "-o", str(exe), str(source), "-ldl"],
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, f"nvcc could not build {source.name}:\n{built.stderr}"
+    library route, "registered-first", or register_mode()'s; `pattern`: one of
+    ADDRESS_PATTERNS)."""
+    exe = _reproducer(tmp_path_factory)
     library = str(load_runtime().path)
     proc = subprocess.run(
         [str(exe), library, str(KERNELS / "kernels.fatbin"), str(REPRO_ROUNDS), *mode],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, **(pattern or {})},
     )
     assert proc.returncode == 0, f"the C reproducer failed:\n{proc.stdout}\n{proc.stderr}"
     line = next(x for x in proc.stdout.splitlines() if x.startswith("counts "))
@@ -428,17 +454,25 @@ def register_mode(*history: str) -> list[str]:
     return ["register", ",".join(names), variables or "-", *history]
 
 
+def c_register_range(tmp_path_factory, library_first: bool) -> Counter[str]:
+    """The most of each outcome C's register route gives over ADDRESS_PATTERNS, under
+    one history: the register route alone, or each round after the same image loaded as
+    a library and described there."""
+    mode = register_mode("library-first") if library_first else register_mode()
+    found = [_c_outcomes(tmp_path_factory, *mode, pattern=p) for p in ADDRESS_PATTERNS]
+    return Counter({k: max(c[k] for c in found) for k in OUTCOMES})
+
+
 @pytest.fixture(scope="module")
 def c_register_outcomes(rt, tmp_path_factory) -> Counter[str]:
-    """C's answers on the register route, under either history a pytest process has:
-    the register route alone, and each round after the same image loaded as a library
-    and described there (where the runtime has the library route). The larger count of
-    each outcome. test_graphs.py's register-route failure at bec1204 (13.2: a NULL
-    func) is unexplained until this says C shows it too."""
-    fresh = _c_outcomes(tmp_path_factory, *register_mode())
+    """C's answers on the register route, under either history a pytest process has
+    (the library-first one where the runtime has the library route), over every address
+    pattern: the larger count of each outcome. test_graphs.py's register-route failure
+    at bec1204 (13.2: a NULL func) is unexplained until this says C shows it too."""
+    fresh = c_register_range(tmp_path_factory, False)
     if "library" not in routes(rt):
         return fresh
-    after = _c_outcomes(tmp_path_factory, *register_mode("library-first"))
+    after = c_register_range(tmp_path_factory, True)
     return Counter({k: max(fresh[k], after[k]) for k in OUTCOMES})
 
 
@@ -628,27 +662,26 @@ def test_register_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
 
 
 @pytest.mark.parametrize("library_first", [False, True], ids=["fresh", "library-first"])
-def test_register_route_rates_match_c_per_history(rt, tmp_path_factory, library_first):
-    """The register route's odd descriptions as often as C's, history for history: a
-    fresh interpreter running the bindings' rounds and the C reproducer of the same mode
-    run at the same moment (the GPU's load, which other runs share, is then the same
-    for both). An odd outcome C never shows must not show; one it shows must not show
-    significantly more often (3 standard errors)."""
+def test_register_route_null_funcs_are_within_cs_range_per_history(
+    rt, tmp_path_factory, library_first
+):
+    """The register route's odd descriptions no more often than C's, history for
+    history: a fresh interpreter running the bindings' rounds, against the most C gives
+    under the same history over ADDRESS_PATTERNS. A rate is not compared: at 2c2fc3c
+    C's NULL funcs on one runtime and history went from 0 to 84 of 200 with the
+    addresses of the names and the image alone (the same counts run after run, pauses
+    changing none), and the bindings' allocator places both as no C run replays; the
+    bindings gave 0-38 there, within C's range on every runtime. A bindings' fault (a
+    NULL func C never gives, a wrong description) shows above that range."""
     if library_first and "library" not in routes(rt):
         pytest.skip(f"the library route needs CUDA 12.8+; bindings {rt.__name__}")
-    mode = register_mode("library-first") if library_first else register_mode()
-    with ThreadPoolExecutor(2) as pool:
-        c_run = pool.submit(_c_outcomes, tmp_path_factory, *mode)
-        ours_run = pool.submit(_bindings_register_outcomes, REPRO_ROUNDS, library_first)
-        c, found = c_run.result(), ours_run.result()
-    summary = f"bindings {dict(found)}; C {dict(c)} (each of {REPRO_ROUNDS} rounds)"
-    assert sum(found.values()) == sum(c.values()) == REPRO_ROUNDS, summary
+    found = _bindings_register_outcomes(REPRO_ROUNDS, library_first)
+    c = c_register_range(tmp_path_factory, library_first)
+    summary = f"bindings {dict(found)}; C at most {dict(c)} (each of {REPRO_ROUNDS} rounds)"
+    assert sum(found.values()) == REPRO_ROUNDS, summary
     assert found["wrong"] == found["error"] == 0, summary
     for odd in ("null_func", "not_described"):
-        if c[odd] == 0:
-            assert found[odd] == 0, f"{odd}: C never, the bindings did; {summary}"
-        else:
-            assert binomial_excess(found[odd], c[odd], REPRO_ROUNDS) < 3, summary
+        assert found[odd] <= c[odd], f"{odd}: more often than C ever; {summary}"
 
 
 def binomial_excess(ours: int, theirs: int, rounds: int) -> float:
