@@ -271,7 +271,8 @@ def library_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
         raise error(f"{probe} failed in {path} (error {status})")
     if len(values) == 1:
         return values[0].value
-    return values[0].value * 1000 + values[1].value * 10
+    major_scale, minor_scale = row["scale"]  # CUDA's, or an own-axis family's
+    return values[0].value * major_scale + values[1].value * minor_scale
 
 
 def _symbol_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
@@ -279,10 +280,11 @@ def _symbol_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
     release of libnvJitLink exports every older minor's too, and 12.0 to 12.2 have no
     version function), which the soname alone (.so.12) cannot say."""
     newest = None
+    major_scale, minor_scale = row["scale"]
     for major in (12, 13):
         for minor in range(10):
             if hasattr(cdll, row["probe_symbols"].format(major=major, minor=minor)):
-                newest = major * 1000 + minor * 10
+                newest = major * major_scale + minor * minor_scale
     if newest is None:
         pattern = row["probe_symbols"].format(major="<major>", minor="<minor>")
         raise _missing_error(row)(

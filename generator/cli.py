@@ -180,6 +180,11 @@ def cmd_add(args) -> int:
                 f"give the {args.family} releases to add (e.g. `add --family {args.family} "
                 "2.21`); --new lists CUDA minors"
             )
+        # Each numbered before any is resolved: a key its numbering cannot hold (1.100
+        # where minor_scale is 100) must not leave the ones before it added.
+        for key in args.versions:
+            parse_version_key(key)
+            family(args.family).number(key)
     if args.new:
         if args.versions:
             raise ValueError("give versions or --new, not both")

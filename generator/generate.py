@@ -76,7 +76,15 @@ def unit_number(manifest: Manifest, unit: str) -> int:
     """The version number a unit's modules are named by: CUDA's (12050), or an own-axis
     release's by its family's numbering (toyown 1.3: 10300)."""
     name, key = split_unit(unit)
-    return family(name).number(key) if name else manifest.get(key).number
+    if not name:
+        return manifest.get(key).number
+    found = family(name)
+    if found.axis != "own":
+        raise ValueError(
+            f"the manifest's [releases.{name}] tables are an own-axis family's, and "
+            f"{name}.toml says axis = {found.axis!r}"
+        )
+    return found.number(key)
 
 
 def _home(unit: str) -> str:

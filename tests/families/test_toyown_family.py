@@ -21,6 +21,7 @@ against an install of what the generator wrote:
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import tomllib
 import zipfile
@@ -317,3 +318,30 @@ def test_the_toyown_wheel_is_found_by_its_descriptor(toyown):
         toyown["wheel_site"] / "nvidia" / "toyown" / "lib" / "libtoyown.so.1"
     )
     assert (found["raw"], found["version"], found["warnings"]) == ("cudart.toyown_10300", 10302, [])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--family", "toyown", "1.4", "1.100"),
+            "toyown: release 1.100 does not fit its numbering",
+        ),
+        (("--family", "nvrtc", "12.6"), "--family nvrtc: nvrtc is on the CUDA axis"),
+        (("--family", "toyown", "--new"), "give the toyown releases to add"),
+        (("--family", "toyown", "2.0"), "no [releases.toyown.majors.2] table for toyown 2.0"),
+    ],
+)
+def test_a_bad_add_is_one_line_and_writes_nothing(toyown, tmp_path, args, message):
+    manifest = tmp_path / "manifest.toml"
+    shutil.copy(toyown["manifest"], manifest)
+    out = tmp_path / "generated"
+    common = ("--manifest", str(manifest), "--output", str(out))
+    common += ("--families", str(toyown["root"] / "families"))
+    env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(toyown["index"])}
+    proc = bindgen(*common, "add", *args, "--snapshots", str(tmp_path / "s"), env=env)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("cudart-bindgen")]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stderr
+    assert message in errors[0], errors[0]
+    assert manifest.read_bytes() == toyown["manifest"].read_bytes()
+    assert not out.exists() and not (tmp_path / "s").exists()

@@ -292,3 +292,32 @@ def test_the_serving_rule_on_cudas_scale_is_the_runtimes():
     assert fitting_version(12090, available, (1000, 10)) == 12050
     assert fitting_version(13010, available, (1000, 10)) == 13000
     assert fitting_version(12030, available, (1000, 10)) is None
+
+
+PROBE_PARTS = "int parts(int *major, int *minor) { *major = 2; *minor = 21; return 0; }\n"
+
+
+def test_a_major_minor_probe_is_numbered_on_the_familys_scale(tmp_path):
+    """A probe that answers (major, minor) is numbered as its family's releases are: NCCL's
+    scale makes (2, 21) 22100, CUDA's (12, 5) 12050."""
+    import ctypes
+    import subprocess
+
+    from cudart._loader import library_version
+
+    source = tmp_path / "parts.c"
+    source.write_text(PROBE_PARTS)
+    lib = tmp_path / "libparts.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", str(source), "-o", str(lib)], check=True)
+    row = {
+        "probe": "parts",
+        "probe_form": "major_minor",
+        "probe_unsigned": False,
+        "probe_failure": "raise",
+        "probe_symbols": "",
+        "missing_error": "LibraryNotFoundError",
+        "library": "libparts",
+    }
+    cdll = ctypes.CDLL(str(lib))
+    assert library_version({**row, "scale": (10000, 100)}, cdll, str(lib)) == 22100
+    assert library_version({**row, "scale": (1000, 10)}, cdll, str(lib)) == 2210
