@@ -16,7 +16,7 @@ import warnings
 
 from ._backend import compiled_for, compiled_function
 from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
-from ._loader import facts, format_version, load_library
+from ._loader import facts, format_version, load_library, release_text
 from .errors import BindingsVersionError, FunctionNotFoundError
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
@@ -200,8 +200,11 @@ def bind_symbol(
     # A driver serves every older API (its old symbols stay exported): only another
     # library's major version fixes the ABI of the modules that call it.
     served_across_majors = facts(library)["serve"] == "driver"
-    if not served_across_majors and bindings_version // 1000 != runtime.version // 1000:
-        return _other_major(name, module, bindings_version, runtime)
+    major_scale = runtime.scale[0]
+    if not served_across_majors and (
+        bindings_version // major_scale != runtime.version // major_scale
+    ):
+        return _other_major(name, module, bindings_version, runtime, library)
     compiled = compiled_for(library, bindings_version)
     if compiled is not None:
         # The same symbol of the same dlopen()ed library, called without ctypes.
@@ -238,7 +241,7 @@ def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LI
     via = "" if symbol == name else f" (symbol {symbol})"
     row = facts(library)  # how messages name the module's LIBRARY (cudart._contract)
     message = (
-        f"{name}{via} is declared by the CUDA {format_version(bindings_version)} headers "
+        f"{name}{via} is declared by the {release_text(row, bindings_version)} headers "
         f"({module}) but the loaded {row['library']} {runtime.version_text} ({runtime.path}) "
         f"does not export it; it needs a newer {row['provider']}"
     )
@@ -278,16 +281,26 @@ def per_thread_inline(legacy: Any, inline: tuple[str, int, int, int], outputs: t
     return call
 
 
-def _other_major(name, module, bindings_version, runtime):
+def _other_major(name, module, bindings_version, runtime, library=DEFAULT_LIBRARY):
     # A module imported directly (cudart.sys_13000) on a runtime of another major
     # version: its structs and argument types are not that runtime's, and C would
     # write past a struct sized for the other ABI.
-    message = (
-        f"{name} of the CUDA {format_version(bindings_version)} bindings ({module}) cannot "
-        f"call the loaded libcudart {runtime.version_text} ({runtime.path}): CUDA's ABI "
-        "changes across major versions; use cudart.sys, or the bindings of "
-        f"CUDA {runtime.version // 1000}"
-    )
+    row = facts(library)
+    if row["axis"] == "cuda":
+        message = (
+            f"{name} of the CUDA {format_version(bindings_version)} bindings ({module}) "
+            f"cannot call the loaded libcudart {runtime.version_text} ({runtime.path}): "
+            "CUDA's ABI changes across major versions; use cudart.sys, or the bindings of "
+            f"CUDA {runtime.version // 1000}"
+        )
+    else:
+        # An own-axis library's ABI is its own major's (NCCL 2.x).
+        message = (
+            f"{name} of the {release_text(row, bindings_version)} bindings ({module}) "
+            f"cannot call the loaded {row['library']} {runtime.version_text} "
+            f"({runtime.path}): its ABI changes across major versions; use the bindings "
+            f"of {row['provider']} {runtime.version // runtime.scale[0]}"
+        )
 
     def wrong_major(*args, **kwargs):
         raise BindingsVersionError(message)

@@ -62,6 +62,9 @@ DEFAULT_LIBRARY = "runtime"
 #   compiled          the compiled backend's extension prefix (cudart.<compiled>_<major>),
 #                     or None where ctypes alone serves the family
 #   serve             how a loaded library picks its bindings: "runtime", "own", "driver"
+#   axis, scale       its version axis ("cuda", or "own": the library's own releases)
+#                     and (major_scale, minor_scale) of its numbers: CUDA_SCALE, or the
+#                     descriptor's (NCCL's 2.21 is 22100: (10000, 100))
 #   provider, library what messages call the library and what a missing function needs
 #   env, wheel, wheel_libraries, dist_prefix, sonames, dlls, toolkit
 #                     the search for the library (cudart._loader)
@@ -74,6 +77,8 @@ FAMILY_KEYS = (
     "checked",
     "compiled",
     "serve",
+    "axis",
+    "scale",
     "provider",
     "library",
     "env",
@@ -91,6 +96,10 @@ FAMILY_KEYS = (
     "probe_failure",
     "probe_symbols",
 )
+
+
+# CUDA's version numbers (CUDART_VERSION): major * 1000 + minor * 10 (12.5 is 12050).
+CUDA_SCALE = (1000, 10)
 
 
 def library_of_namespace(namespace: dict) -> str:

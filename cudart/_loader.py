@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 
+from ._contract import CUDA_SCALE
 from .errors import LibraryNotFoundError, family_class
 
 TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
@@ -54,25 +55,46 @@ class Runtime:
     for every module imported here, and dataclasses, typing and pathlib together cost
     more than the rest of the package's import."""
 
-    __slots__ = ("path", "found_by", "cdll", "version")
+    __slots__ = ("path", "found_by", "cdll", "version", "scale")
 
-    def __init__(self, path: str, found_by: str, cdll: ctypes.CDLL, version: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        found_by: str,
+        cdll: ctypes.CDLL,
+        version: int,
+        scale: tuple[int, int] = CUDA_SCALE,
+    ) -> None:
         self.path = path  # as handed to dlopen
         self.found_by = found_by  # which step of the search found it
         self.cdll = cdll
         self.version = version  # cudaRuntimeGetVersion, e.g. 12050
+        self.scale = scale  # its family's numbering (the table's `scale`)
 
     @property
     def version_text(self) -> str:
         # 0: a libcuda that cannot say (a stub's cuDriverGetVersion fails).
-        return format_version(self.version) if self.version else "of an unknown version"
+        if not self.version:
+            return "of an unknown version"
+        return format_version(self.version, self.scale)
 
     def __repr__(self) -> str:
         return f"Runtime(path={self.path!r}, found_by={self.found_by!r}, version={self.version})"
 
 
-def format_version(version: int) -> str:
-    return f"{version // 1000}.{version % 1000 // 10}"
+def format_version(version: int, scale: tuple[int, int] = CUDA_SCALE) -> str:
+    """ "12.5" for 12050; "2.21" for NCCL's 22105 on its own scale (10000, 100): the
+    release a version is of."""
+    major_scale, minor_scale = scale
+    return f"{version // major_scale}.{version % major_scale // minor_scale}"
+
+
+def release_text(row: dict, version: int) -> str:
+    """What a message calls a version of a family: "CUDA 12.5" on the CUDA axis, the
+    provider's own release on another ("NCCL 2.21")."""
+    if row["axis"] == "cuda":
+        return f"CUDA {format_version(version)}"
+    return f"{row['provider']} {format_version(version, row['scale'])}"
 
 
 def candidates(name: str = RUNTIME) -> list[tuple[str, str]]:
@@ -220,7 +242,7 @@ def _load_first(name: str = RUNTIME) -> Runtime:
             if how == f"${row['env']}":
                 break
             continue
-        return Runtime(path, how, cdll, library_version(row, cdll, path))
+        return Runtime(path, how, cdll, library_version(row, cdll, path), row["scale"])
     # A library of one soname (libcuda.so.1) is named by it.
     shown = row["sonames"][0] if len(row["sonames"]) == 1 else row["library"]
     raise _missing_error(row)(f"{shown} not found. {row['install']}. Tried: " + "; ".join(tried))
@@ -249,7 +271,8 @@ def library_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
         raise error(f"{probe} failed in {path} (error {status})")
     if len(values) == 1:
         return values[0].value
-    return values[0].value * 1000 + values[1].value * 10
+    major_scale, minor_scale = row["scale"]  # CUDA's, or an own-axis family's
+    return values[0].value * major_scale + values[1].value * minor_scale
 
 
 def _symbol_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
@@ -257,10 +280,11 @@ def _symbol_version(row: dict, cdll: ctypes.CDLL, path: str) -> int:
     release of libnvJitLink exports every older minor's too, and 12.0 to 12.2 have no
     version function), which the soname alone (.so.12) cannot say."""
     newest = None
+    major_scale, minor_scale = row["scale"]
     for major in (12, 13):
         for minor in range(10):
             if hasattr(cdll, row["probe_symbols"].format(major=major, minor=minor)):
-                newest = major * 1000 + minor * 10
+                newest = major * major_scale + minor * minor_scale
     if newest is None:
         pattern = row["probe_symbols"].format(major="<major>", minor="<minor>")
         raise _missing_error(row)(

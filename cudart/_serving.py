@@ -18,7 +18,8 @@ import threading
 import warnings
 
 from . import _views
-from ._loader import RUNTIME, facts, format_version, load_library, load_runtime
+from ._contract import CUDA_SCALE
+from ._loader import RUNTIME, facts, format_version, load_library, load_runtime, release_text
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
@@ -47,11 +48,10 @@ def select_version(
     """
     if forced:
         return _forced(runtime, available, forced)
-    if runtime in available:
+    chosen = fitting_version(runtime, available, CUDA_SCALE)
+    if chosen == runtime:
         return runtime, None
-    same_major = [v for v in available if v // 1000 == runtime // 1000 and v < runtime]
-    if same_major:
-        chosen = same_major[-1]
+    if chosen is not None:
         return chosen, (
             f"no bindings for CUDA runtime {format_version(runtime)}; using the CUDA "
             f"{format_version(chosen)} bindings ({FORCE_ENV} overrides)"
@@ -61,6 +61,40 @@ def select_version(
         f"{_listing(available)}. "
         f"Generate them with `cudart-bindgen add {format_version(runtime)}`, "
         f"or point ${_runtime_env()} at a runtime of a version listed"
+    )
+
+
+def fitting_version(version: int, available: list[int], scale: tuple[int, int]) -> int | None:
+    """The rule of every axis: the bindings of the release `version` is of (its patch,
+    what is below minor_scale, dropped: NCCL's 22105 is release 22100), else the newest
+    older release of the same major (a library keeps its ABI within a major, not
+    across), else None. `available` ascending; `scale` the family's numbering."""
+    major_scale, minor_scale = scale
+    release = version - version % minor_scale
+    if release in available:
+        return release
+    older = [v for v in available if v // major_scale == version // major_scale and v < release]
+    return older[-1] if older else None
+
+
+def select_release(family: str, version: int, available: list[int]) -> tuple[int, str | None]:
+    """The bindings release for an own-axis family's loaded library (its version, on its
+    own scale), and a warning to give, if any: fitting_version's rule, never forced."""
+    row = facts(family)
+    chosen = fitting_version(version, available, row["scale"])
+    if chosen is None:
+        listing = ", ".join(format_version(v, row["scale"]) for v in available) or "none"
+        raise BindingsVersionError(
+            f"no bindings fit {release_text(row, version)}; available: {listing}. "
+            f"Generate them with `cudart-bindgen add --family {family} "
+            f"{format_version(version, row['scale'])}`, or point ${row['env']} at a "
+            f"{row['library']} of a release listed"
+        )
+    if chosen == version - version % row["scale"][1]:
+        return chosen, None
+    return chosen, (
+        f"no bindings for {release_text(row, version)}; using the "
+        f"{release_text(row, chosen)} bindings"
     )
 
 
@@ -152,11 +186,15 @@ def family_modules(family: str, number: int) -> tuple:
 def _own_library(family: str):
     """The version of a family with a library of its own (NVRTC, nvJitLink): the loaded
     library's, by the runtime's rules (no forced version: $CUDART_BINDINGS_VERSION is
-    the runtime's)."""
+    the runtime's); an own-axis family's (NCCL) by the same rule on its own releases."""
 
     def version() -> int:
         row = facts(family)
-        number, warning = select_version(load_library(family).version, _views.versions(row["raw"]))
+        found, available = load_library(family).version, _views.versions(row["raw"])
+        if row["axis"] == "cuda":
+            number, warning = select_version(found, available)
+        else:
+            number, warning = select_release(family, found, available)
         if warning:
             # Frames: this, served's modules(), its caller, the user's line.
             warnings.warn(f"{row['provider']}: {warning}", RuntimeWarning, stacklevel=5)

@@ -23,6 +23,8 @@ import os
 import sys
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
+from ._contract import CUDA_SCALE
+
 _PACKAGE = __name__.rpartition(".")[0]
 # Where the merged modules are, in the package: generated/ itself (a link to it in a
 # checkout, the folder in the wheel; generator/tree.py makes the link).
@@ -31,21 +33,30 @@ _FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), GENERATED_FOL
 
 
 def split_name(name: str) -> tuple[str, int] | None:
-    """("driver_checked", 12050) for "driver_checked_12050"; None for another name.
-    String methods, not re: `import cudart` would pay milliseconds to import re."""
+    """("driver_checked", 12050) for "driver_checked_12050", ("toyown", 1030) for
+    "toyown_1030" (an own-axis family's numbers need not have CUDA's five digits); None
+    for another name. String methods, not re: `import cudart` would pay milliseconds to
+    import re."""
     layer, _, digits = name.rpartition("_")
-    if not layer or len(digits) != 5 or not digits.isascii() or not digits.isdigit():
+    if not layer or not digits.isascii() or not digits.isdigit() or digits[0] == "0":
         return None
     return layer, int(digits)
 
 
-def merged_name(layer: str, version: int) -> str:
-    """The merged module that holds the view `<layer>_<version>`: _sys_12 for sys_12050."""
-    return f"_{layer}_{version // 1000}"
+def merged_name(layer: str, version: int, major_scale: int | None = None) -> str:
+    """The merged module that holds the view `<layer>_<version>`, one per major of the
+    layer's family: _sys_12 for sys_12050, _toyown_1 for toyown_10300 (its family's
+    major_scale, 10000: the table's where not given)."""
+    if major_scale is None:
+        views()
+        major_scale = _major_scales.get(layer, CUDA_SCALE[0])
+    return f"_{layer}_{version // major_scale}"
 
 
 _table: dict[str, tuple[int, ...]] | None = None
 _compiled: dict[str, str] = {}
+# Layer -> its family's major_scale (cudart._versions FAMILIES' `scale`).
+_major_scales: dict[str, int] = {}
 
 
 def views() -> dict[str, tuple[int, ...]]:
@@ -60,6 +71,10 @@ def views() -> dict[str, tuple[int, ...]]:
         _compiled.update(
             {str(row["compiled"]): str(row["raw"]) for row in FAMILIES.values() if row["compiled"]}
         )
+        for row in FAMILIES.values():
+            scale = row["scale"]
+            assert isinstance(scale, tuple), row  # the table's (major_scale, minor_scale)
+            _major_scales[str(row["raw"])] = _major_scales[str(row["checked"])] = scale[0]
         _table = VIEWS
     return _table
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from . import model_cache
 from .ctypes_map import RenderError
-from .families import FAMILIES_ENV
-from .fetch import FetchError, new_minors, resolve_newest
+from .families import FAMILIES_ENV, family
+from .fetch import FetchError, new_minors, resolve_newest, resolve_release
 from .generate import (
     SNAPSHOTS,
     render_all,
@@ -30,6 +30,7 @@ from .manifest import (
     Manifest,
     ManifestError,
     parse_version_key,
+    release_unit,
 )
 from .parse import ParseError
 from .tree import GENERATED, REPO, compare_links, compare_tree, link_package, write_tree
@@ -43,19 +44,39 @@ def cmd_generate(args) -> int:
     manifest = Manifest.load(args.manifest)
     started = time.perf_counter()
     if args.all or args.version is None:
-        keys = manifest.keys()
+        if args.family:
+            raise ValueError("--family generates one release: give its key (`--family X 2.21`)")
+        keys = manifest.units()
         rendered = render_all(manifest, keys, _progress, args.jobs)
         _writing(args)
         write_tree(tree_files(rendered, manifest), args.output, replace_all=True)
     else:
-        keys = [args.version]
-        _, files = version_files(manifest, args.version, _progress, args.output)
+        keys = [_unit(args.family, args.version)]
+        _, files = version_files(manifest, keys[0], _progress, args.output)
         _writing(args)
         write_tree(files, args.output)
     link_package(args.output)
     elapsed = time.perf_counter() - started
     _progress(f"generated {len(keys)} version(s) into {args.output} in {elapsed:.1f} s")
     return 0
+
+
+def _own_axis(name: str) -> None:
+    """Refuse --family for a family that is not on its own axis, before any work."""
+    found = family(name)
+    if found.axis != "own":
+        raise ValueError(
+            f"--family {name}: {name} is on the CUDA axis (its versions are the CUDA "
+            "minors: `cudart-bindgen add 12.6`)"
+        )
+
+
+def _unit(name: str | None, key: str) -> str:
+    """What a command line names: a CUDA key, or an own-axis family's release."""
+    if name is None:
+        return key
+    _own_axis(name)
+    return release_unit(name, key)
 
 
 def cmd_docs(args) -> int:
@@ -78,7 +99,7 @@ def _writing(args) -> None:
 def cmd_check(args) -> int:
     manifest = Manifest.load(args.manifest)
     started = time.perf_counter()
-    rendered = render_all(manifest, manifest.keys(), _progress, args.jobs)
+    rendered = render_all(manifest, manifest.units(), _progress, args.jobs)
     files = tree_files(rendered, manifest)
     problems = compare_tree(files, args.output) + compare_links(sorted(files), args.output)
     elapsed = time.perf_counter() - started
@@ -88,9 +109,12 @@ def cmd_check(args) -> int:
             print(f"  {line}")
         print("run `cudart-bindgen generate --all` and commit the result")
         return 1
+    releases = "".join(
+        f", {name} {', '.join(track.keys())}" for name, track in sorted(manifest.releases.items())
+    )
     print(
-        f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())} "
-        f"({elapsed:.1f} s)"
+        f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())}"
+        f"{releases} ({elapsed:.1f} s)"
     )
     return 0
 
@@ -149,6 +173,18 @@ def _print_sizes(key: str, plans) -> None:
 
 def cmd_add(args) -> int:
     manifest = Manifest.load(args.manifest)
+    if args.family is not None:
+        _own_axis(args.family)
+        if args.new or not args.versions:
+            raise ValueError(
+                f"give the {args.family} releases to add (e.g. `add --family {args.family} "
+                "2.21`); --new lists CUDA minors"
+            )
+        # Each numbered before any is resolved: a key its numbering cannot hold (1.100
+        # where minor_scale is 100) must not leave the ones before it added.
+        for key in args.versions:
+            parse_version_key(key)
+            family(args.family).number(key)
     if args.new:
         if args.versions:
             raise ValueError("give versions or --new, not both")
@@ -172,14 +208,21 @@ def cmd_add(args) -> int:
 
 
 def _add_one(manifest: Manifest, key: str, args) -> Manifest:
-    """Pin, generate and write one version, and everything that depends on the set.
+    """Pin, generate and write one version (or one release of --family), and everything
+    that depends on the set.
 
     Nothing is written until the version has been generated in memory: a version whose
     headers do not parse leaves the manifest, generated/ and the snapshots as they were.
     """
-    pin = resolve_newest(manifest, key, _progress)
-    candidate = manifest.with_version(pin)
-    rendered, files = version_files(candidate, pin.key, _progress, args.output)
+    if args.family is None:
+        pin = resolve_newest(manifest, key, _progress)
+        candidate = manifest.with_version(pin)
+    else:
+        pin = resolve_release(
+            manifest, args.family, key, _release_cuda(manifest, args.family), _progress
+        )
+        candidate = manifest.with_release(pin)
+    rendered, files = version_files(candidate, _unit(args.family, key), _progress, args.output)
     _writing(args)
     write_tree(files, args.output)
     link_package(args.output)
@@ -193,6 +236,23 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     )
     _show_snapshot(snapshot, rendered.snapshot, old)
     return candidate
+
+
+def _release_cuda(manifest: Manifest, name: str) -> str:
+    """The CUDA key a new release of an own-axis family parses with, by its descriptor's
+    `releases.cuda`: that key, or the newest pinned minor of that major."""
+    releases = family(name).releases
+    assert releases is not None  # an own-axis family's (_own_axis)
+    if "." in releases.cuda:
+        return manifest.get(releases.cuda).key
+    pinned = [k for k in manifest.keys() if k.partition(".")[0] == releases.cuda]
+    if not pinned:
+        raise ManifestError(
+            f"{name}.toml: releases.cuda is {releases.cuda!r}, and the manifest pins no CUDA "
+            f"{releases.cuda}.x version (pinned: {', '.join(manifest.keys()) or 'none'}): "
+            f"`cudart-bindgen add {releases.cuda}.<minor>` first"
+        )
+    return pinned[-1]
 
 
 def _show_snapshot(path: Path, text: str, old: str | None) -> None:
@@ -286,6 +346,13 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument(
         "--new", action="store_true", help="every minor on the registry that the manifest lacks"
     )
+    for adding in (gen, add):
+        adding.add_argument(
+            "--family",
+            metavar="NAME",
+            help='an own-axis family (axis = "own" in its descriptor): the versions are its '
+            "own releases (e.g. `--family nccl 2.21`), not CUDA minors",
+        )
     add.add_argument(
         "--snapshots", type=Path, default=SNAPSHOTS, help="where the output-shape snapshots live"
     )

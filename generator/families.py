@@ -18,7 +18,20 @@ Keys of a descriptor (optional ones say their default):
     (cudart.<raw>_<ver>, cudart.<checked>_<ver>; the compiled extension
     cudart.<compiled>_<major>); default <name>, <name>_checked, _fast_<name>.
   compiled: whether the compiled backend serves it (its raw and checked calls in C).
-  axis: its version axis; "cuda": the CUDA minor of the manifest's pins.
+  axis: its version axis: "cuda", the CUDA minors the manifest pins
+    ([versions."12.5"]), its modules named by CUDA's number (12050); or "own", the
+    library's own releases ([releases.<name>.versions."2.21"], NCCL's 2.21), each
+    parsed against a pinned CUDA version's headers, which its own include.
+  [releases]: an own-axis family's, and only its (a CUDA-axis family's numbers are
+    CUDA's: major * 1000 + minor * 10):
+    major_scale, minor_scale: a release "M.m" is numbered M * major_scale + m *
+      minor_scale, the number its modules are named by (cudart.<raw>_<number>) and the
+      probe's answer is compared with; a probed version maps to the release it is of
+      by dropping what is below minor_scale (NCCL's 22105, 2.21.5, is release 2.21,
+      22100: 10000 and 100), and its major is the number // major_scale.
+    cuda: the CUDA headers a release added by `cudart-bindgen add --family` parses
+      with, which its pin records: a CUDA key of the manifest ("12.5"), or a CUDA
+      major ("12"): its newest pinned minor when the release is added.
   serve: how a loaded library picks the bindings version: "runtime" (the one family
     that $CUDART_BINDINGS_VERSION forces: exact, else the newest older minor of the
     same major), "own" (the same rule on the family's own library, never forced),
@@ -53,6 +66,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from cudart._contract import CUDA_SCALE
+
 __all__ = [
     "FAMILIES_DIR",
     "FAMILIES_ENV",
@@ -68,7 +83,7 @@ FAMILIES_DIR = Path(__file__).resolve().parent.parent / "families"
 # Another folder of descriptors (cudart-bindgen --families): in the environment, so that
 # the render pool's workers read the same.
 FAMILIES_ENV = "CUDART_BINDGEN_FAMILIES"
-AXES = ("cuda",)
+AXES = ("cuda", "own")
 SERVE_RULES = ("runtime", "own", "driver")
 PROBE_FORMS = ("version", "major_minor")
 PROBE_FAILURES = ("raise", "zero")
@@ -77,6 +92,9 @@ _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 _ENV_RE = re.compile(r"[A-Z][A-Z0-9_]*", re.ASCII)
 _FILE_RE = re.compile(r"[A-Za-z0-9_+.-]+", re.ASCII)
 _FOLDER_RE = re.compile(r"[A-Za-z0-9_+.-]+(?:/[A-Za-z0-9_+.-]+)*", re.ASCII)
+# A CUDA key of the manifest ("12.5") or a CUDA major ("12"), canonical as the manifest
+# spells them (no leading zero).
+_CUDA_RE = re.compile(r"(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))?", re.ASCII)
 
 
 class FamilyError(ValueError):
@@ -106,6 +124,15 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Releases:
+    """How an own-axis family numbers its releases (see the module's docstring)."""
+
+    major_scale: int
+    minor_scale: int
+    cuda: str
+
+
+@dataclass(frozen=True)
 class Family:
     name: str
     api: str
@@ -122,6 +149,28 @@ class Family:
     lookup: Lookup
     probe: Probe
     gil: tuple[tuple[str, str], ...]
+    # An own-axis family's numbering; None on the CUDA axis.
+    releases: Releases | None = None
+
+    @property
+    def scale(self) -> tuple[int, int]:
+        """(major_scale, minor_scale) of its version numbers: CUDA's, or its own."""
+        if self.releases is None:
+            return CUDA_SCALE
+        return self.releases.major_scale, self.releases.minor_scale
+
+    def number(self, key: str) -> int:
+        """The version number of a key of its axis: "12.5" -> 12050 on CUDA's, "2.21" ->
+        22100 on NCCL's own (the key checked by the caller: parse_version_key)."""
+        major, _, minor = key.partition(".")
+        major_scale, minor_scale = self.scale
+        if int(minor) * minor_scale >= major_scale:
+            raise FamilyError(
+                f"{self.name}: release {key} does not fit its numbering (minor_scale "
+                f"{minor_scale}, major_scale {major_scale}): its minor is below "
+                f"{major_scale // minor_scale}"
+            )
+        return int(major) * major_scale + int(minor) * minor_scale
 
     def module_name(self, version: int) -> str:
         return f"{self.raw}_{version}"
@@ -240,6 +289,31 @@ def _probe(r: _Reader) -> Probe:
     return probe
 
 
+def _releases(r: _Reader, axis: str, serve: str) -> Releases | None:
+    if axis != "own":
+        if r.data:
+            raise FamilyError(
+                f"{_where(r.path, 'releases')}: only an own-axis family (axis = \"own\") "
+                "numbers releases of its own"
+            )
+        return None
+    if serve != "own":
+        raise FamilyError(
+            f"{_where(r.path, 'serve')} is {serve!r}: an own-axis family is served by its "
+            'own library\'s releases (serve = "own")'
+        )
+    major_scale = r.take("major_scale", int)
+    minor_scale = r.take("minor_scale", int)
+    if minor_scale < 1 or major_scale <= minor_scale or major_scale % minor_scale:
+        raise FamilyError(
+            f"{_where(r.path, 'releases')}: major_scale ({major_scale}) is a multiple of "
+            f"minor_scale ({minor_scale}) above it, and minor_scale at least 1"
+        )
+    releases = Releases(major_scale, minor_scale, r.word("cuda", _CUDA_RE))
+    r.done()
+    return releases
+
+
 def load(path: Path) -> Family:
     """The descriptor in `path`, checked key by key."""
     try:
@@ -265,6 +339,9 @@ def load(path: Path) -> Family:
     for function, why in gil.items():
         if not _IDENT_RE.fullmatch(function) or not isinstance(why, str) or not why:
             raise FamilyError(f"{_where(path, 'gil.' + function)}: a function and why it may")
+    axis = r.choice("axis", AXES)
+    serve = r.choice("serve", SERVE_RULES)
+    releases = _releases(r.table_of("releases"), axis, serve)
     family = Family(
         name=name,
         api=r.take("api", str),
@@ -274,17 +351,21 @@ def load(path: Path) -> Family:
         checked=checked,
         compiled_module=compiled_module,
         compiled=r.take("compiled", bool),
-        axis=r.choice("axis", AXES),
-        serve=r.choice("serve", SERVE_RULES),
+        axis=axis,
+        serve=serve,
         error_base=error_base,
         status_result=status_result,
         lookup=_lookup(r.table_of("lookup")),
         probe=_probe(r.table_of("probe")),
         gil=tuple(sorted(gil.items())),
+        releases=releases,
     )
     r.done()
     if family.gil and not family.compiled:
         raise FamilyError(f"{_where(path, 'gil')}: only a compiled family calls with the GIL held")
+    if releases is not None and family.compiled:
+        # The compiled backend is merged per CUDA major (generator/render/compiled.py).
+        raise FamilyError(f"{_where(path, 'compiled')}: an own-axis family is served by ctypes")
     return family
 
 
@@ -341,6 +422,8 @@ def runtime_table(folder: Path | None = None) -> dict[str, dict[str, Any]]:
             "checked": f.checked,
             "compiled": f.compiled_module if f.compiled else None,
             "serve": f.serve,
+            "axis": f.axis,
+            "scale": f.scale,
             "provider": f.provider,
             "library": f.library,
             "env": f.lookup.env,

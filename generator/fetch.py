@@ -42,7 +42,15 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from .files import folder_mode, process_alive
-from .manifest import DEFAULT_SURFACE, Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
+from .manifest import (
+    DEFAULT_SURFACE,
+    Major,
+    Manifest,
+    VersionPin,
+    WheelKind,
+    WheelPin,
+    parse_version_key,
+)
 
 __all__ = [
     "ChecksumMismatchError",
@@ -50,10 +58,12 @@ __all__ = [
     "HeaderSet",
     "NetworkError",
     "cache_root",
+    "fetch_release",
     "fetch_version",
     "new_minors",
     "released_versions",
     "resolve_newest",
+    "resolve_release",
 ]
 
 Progress = Callable[[str], None]
@@ -131,6 +141,10 @@ class HeaderSet:
     # The surface's library as unpacked; None where no wheel holds it (libcuda.so.1,
     # a manifest `system_library`: the machine's driver, if any, is the real one).
     library: Path | None
+    # Where only these of include_dirs hold the family's own headers (an own-axis
+    # release: the CUDA runtime's that its headers include come after them), the
+    # folders whose declarations are bound; () binds every include folder's.
+    own_dirs: tuple[Path, ...] = ()
 
 
 # --------------------------------------------------------------------------- pip
@@ -603,7 +617,30 @@ def fetch_version(
     locally: libcudart and the runtime's headers by default, or another header family's
     (nvrtc: nvrtc.h and libnvrtc)."""
     pin = manifest.get(key)
-    major = manifest.majors[pin.major]
+    return _fetch_surface(manifest.majors[pin.major], pin, surface, progress)
+
+
+def fetch_release(
+    manifest: Manifest, family: str, key: str, progress: Progress = print_to_stderr
+) -> HeaderSet:
+    """The headers and library of one release of an own-axis family, with the runtime
+    headers of the CUDA version its pin names after its own: its headers include them
+    (nccl.h includes cuda_runtime.h), but only its own folders' declarations are bound."""
+    track = manifest.track_of(family)
+    pin = track.get(key)
+    own = _fetch_surface(track.majors[pin.major], pin, family, progress)
+    assert pin.cuda is not None  # an own-axis pin's (manifest.VersionPin)
+    cuda = fetch_version(manifest, pin.cuda, progress)
+    return HeaderSet(
+        key=f"{family}_{key}",
+        include_dirs=own.include_dirs + cuda.include_dirs,
+        headers=own.headers,
+        library=own.library,
+        own_dirs=own.include_dirs,
+    )
+
+
+def _fetch_surface(major: Major, pin: VersionPin, surface: str, progress: Progress) -> HeaderSet:
     root = _ready_cache()
     clean_scratch(root)
 
@@ -612,7 +649,7 @@ def fetch_version(
     library = None
     kinds = major.surface_wheels(surface)
     if not kinds:
-        raise FetchError(f"majors.{major.name} has no {surface!r} surface")
+        raise FetchError(f"{major.where} has no {surface!r} surface")
     for kind in kinds:
         wheel = pin.wheel(kind.role)
         sharing = [k for k in major.wheels if pin.wheel(k.role) == wheel]
@@ -623,7 +660,7 @@ def fetch_version(
         if kind.library is not None:
             library = unpacked / kind.library
     return HeaderSet(
-        key=key, include_dirs=tuple(include_dirs), headers=tuple(headers), library=library
+        key=pin.key, include_dirs=tuple(include_dirs), headers=tuple(headers), library=library
     )
 
 
@@ -692,6 +729,22 @@ def resolve_newest(
     CUDA release's wheels differ (runtime 12.5.82, profiler 12.5.39)."""
     parse_version_key(key)
     major = manifest.major_for(key)
+    return VersionPin(key=key, major=major.name, wheels=_resolve_major(major, key, progress))
+
+
+def resolve_release(
+    manifest: Manifest, family: str, key: str, cuda: str, progress: Progress = print_to_stderr
+) -> VersionPin:
+    """Pin the newest patch release of an own-axis family's release ``key`` ("2.21": each
+    wheel's newest 2.21.*), as resolve_newest does for a CUDA key, parsed with CUDA
+    ``cuda``'s headers (a key the manifest pins)."""
+    parse_version_key(key)
+    manifest.get(cuda)
+    major = manifest.track_of(family).major_for(key)
+    wheels = _resolve_major(major, key, progress)
+    return VersionPin(key=key, major=major.name, wheels=wheels, track=family, cuda=cuda)
+
+
+def _resolve_major(major: Major, key: str, progress: Progress) -> dict[str, WheelPin]:
     root = _ready_cache()
-    wheels = {kind.role: _resolve_one(kind.package, key, root, progress) for kind in major.wheels}
-    return VersionPin(key=key, major=major.name, wheels=wheels)
+    return {kind.role: _resolve_one(kind.package, key, root, progress) for kind in major.wheels}

@@ -20,11 +20,11 @@ from cudart._views import merged_name, split_name
 from . import model_cache
 from .attributes import undecided as undecided_attributes
 from .context import GenerationContext, generation_context
-from .families import compiled_families, family, runtime_table
-from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
+from .families import compiled_families, families, family, runtime_table
+from .fetch import HeaderSet, Progress, fetch_release, fetch_version, print_to_stderr
 from .files import write_atomically
 from .lifetimes import undecided as undecided_lifetimes
-from .manifest import DEFAULT_SURFACE, Manifest
+from .manifest import DEFAULT_SURFACE, Manifest, split_unit, unit_label
 from .model import ApiModel
 from .parse import parse_version
 from .render.base import (
@@ -52,9 +52,11 @@ JOBS_ENV = "CUDART_BINDGEN_JOBS"
 
 @dataclass(frozen=True)
 class RenderedVersion:
-    key: str
+    key: str  # a unit of the manifest: a CUDA key ("12.5"), or a release ("toyown 1.3")
     files: dict[str, str]  # file name in generated/ -> source
-    snapshot: str  # one reviewable line per function (tests/snapshots/outputs_<key>.txt)
+    # One reviewable line per function of the unit's home surface (the runtime's:
+    # tests/snapshots/outputs_<key>.txt; an own-axis family's: <family>_outputs_<key>.txt).
+    snapshot: str
     log: tuple[str, ...] = ()  # progress lines of a worker, replayed by the parent
     # The other surfaces' snapshots (nvrtc_outputs_<key>.txt), by surface.
     surface_snapshots: tuple[tuple[str, str], ...] = ()
@@ -64,25 +66,51 @@ class RenderedVersion:
 
 
 def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
-    """The file of a version's output-shape snapshot of one surface, in SNAPSHOTS."""
+    """The file of a unit's output-shape snapshot of one surface, in SNAPSHOTS (a
+    release's unit, "toyown 1.3", by its own key: toyown_outputs_1.3.txt)."""
     prefix = "" if surface == DEFAULT_SURFACE else f"{surface}_"
-    return f"{prefix}outputs_{key}.txt"
+    return f"{prefix}outputs_{split_unit(key)[1]}.txt"
+
+
+def unit_number(manifest: Manifest, unit: str) -> int:
+    """The version number a unit's modules are named by: CUDA's (12050), or an own-axis
+    release's by its family's numbering (toyown 1.3: 10300)."""
+    name, key = split_unit(unit)
+    if not name:
+        return manifest.get(key).number
+    found = family(name)
+    if found.axis != "own":
+        raise ValueError(
+            f"the manifest's [releases.{name}] tables are an own-axis family's, and "
+            f"{name}.toml says axis = {found.axis!r}"
+        )
+    return found.number(key)
+
+
+def _home(unit: str) -> str:
+    """The surface a unit's main snapshot is of: the runtime's, or its family's."""
+    return split_unit(unit)[0] or DEFAULT_SURFACE
+
+
+def _fetch(manifest: Manifest, unit: str, surface: str, progress: Progress) -> HeaderSet:
+    name, key = split_unit(unit)
+    if name:
+        return fetch_release(manifest, name, key, progress)
+    return fetch_version(manifest, key, progress, surface)
 
 
 def render_version(
     manifest: Manifest, key: str, progress: Progress = print_to_stderr
 ) -> RenderedVersion:
-    """The raw and checked modules of every surface of one version of the manifest
+    """The raw and checked modules of every surface of one unit of the manifest
     (sys_<ver>.py and checked_<ver>.py for the runtime, <surface>_<ver>.py and
-    <surface>_checked_<ver>.py for another header family) and the runtime's
-    output-shape snapshot of each surface (tests/generator/test_checked.py and
-    tests/runtime/test_nvrtc.py hold them)."""
-    pin = manifest.get(key)
-    major = manifest.majors[pin.major]
+    <surface>_checked_<ver>.py for another header family; an own-axis release, "toyown
+    1.3", is its family's alone) and the output-shape snapshot of each surface
+    (tests/generator/test_checked.py and tests/runtime/test_nvrtc.py hold them)."""
     files: dict[str, str] = {}
     snapshots: dict[str, str] = {}
     fast: list[FastPieces] = []
-    for surface in major.surfaces:
+    for surface in manifest.unit_major(key).surfaces:
         rendered_files, snapshots[surface], pieces = _render_surface(
             manifest, key, surface, progress
         )
@@ -92,7 +120,7 @@ def render_version(
     return RenderedVersion(
         key=key,
         files=files,
-        snapshot=snapshots.pop(DEFAULT_SURFACE, ""),
+        snapshot=snapshots.pop(_home(key), ""),
         surface_snapshots=tuple(snapshots.items()),
         fast=tuple(fast),
     )
@@ -101,9 +129,9 @@ def render_version(
 def _render_surface(
     manifest: Manifest, key: str, surface: str, progress: Progress
 ) -> tuple[dict[str, str], str, FastPieces | None]:
-    pin = manifest.get(key)
-    headers = fetch_version(manifest, key, progress, surface)
-    tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
+    number = unit_number(manifest, key)
+    headers = _fetch(manifest, key, surface, progress)
+    tag = key if surface == _home(key) else f"{key} {surface}"
     model = _model(headers, tag, progress)
     progress(
         f"[{tag}] rendering: {len(model.functions)} functions, {len(model.enums)} enums, "
@@ -123,8 +151,8 @@ def _render_surface(
     for name in undecided_lifetimes({plan.function.name for plan in plans}):
         progress(f"[{tag}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     files = {
-        module_name(pin.number, surface) + ".py": render_module(generation),
-        checked_module_name(pin.number, surface) + ".py": render_checked(generation),
+        module_name(number, surface) + ".py": render_module(generation),
+        checked_module_name(number, surface) + ".py": render_checked(generation),
     }
     # The compiled backend of the raw module (generator/render/fast.py): this minor's
     # pieces of its major's C file.
@@ -135,28 +163,43 @@ def _render_surface(
 def surface_context(
     manifest: Manifest, key: str, surface: str, model: ApiModel
 ) -> GenerationContext:
-    """What every view of one family of one version reads (its modules, the reference
+    """What every view of one family of one unit reads (its modules, the reference
     of generator/render/docs.py), from the family's parsed model."""
-    pin = manifest.get(key)
-    major = manifest.majors[pin.major]
+    pin = manifest.unit_pin(key)
+    major = manifest.unit_major(key)
+    number = unit_number(manifest, key)
     descriptor = family(surface)
     if surface == DEFAULT_SURFACE:
-        if model.cuda_version != pin.number:
+        if model.cuda_version != number:
             raise ValueError(
-                f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {pin.number}"
+                f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {number}"
             )
     else:
         # Another header family (nvrtc.h) defines no version macro: it is the CUDA
-        # version its wheel was pinned for.
-        model = dataclasses.replace(model, cuda_version=pin.number)
+        # version its wheel was pinned for, or the own-axis release's number.
+        model = dataclasses.replace(model, cuda_version=number)
     roles = {w.role for w in major.surface_wheels(surface)}
+    sources = tuple(
+        f"{w.package}=={w.version} ({role} wheel)"
+        for role, w in pin.wheels.items()
+        if role in roles
+    )
+    name, release = split_unit(key)
+    if pin.cuda is not None:
+        # An own-axis release: the CUDA headers its own include are part of its parse.
+        cuda = manifest.get(pin.cuda)
+        runtime = {w.role for w in manifest.majors[cuda.major].surface_wheels(DEFAULT_SURFACE)}
+        sources += tuple(
+            f"{w.package}=={w.version} (CUDA {pin.cuda} {role} wheel, included)"
+            for role, w in cuda.wheels.items()
+            if role in runtime
+        )
     context = RenderContext(
-        version_key=key,
-        sources=tuple(
-            f"{w.package}=={w.version} ({role} wheel)"
-            for role, w in pin.wheels.items()
-            if role in roles
-        ),
+        version_key=release,
+        # An own-axis release is its family's API's ("the 2.21 NCCL API"), not CUDA's.
+        release=release if name else unit_label(key),
+        generate_args=f"--family {name} {release}" if name else release,
+        sources=sources,
         surface=surface,
         api=descriptor.api,
         library=descriptor.library,
@@ -207,21 +250,21 @@ def render_all(
     if jobs == 1:
         out = {}
         for n, key in enumerate(keys, 1):
-            progress(f"[{n}/{len(keys)}] CUDA {key}")
+            progress(f"[{n}/{len(keys)}] {unit_label(key)}")
             out[key] = render_version(manifest, key, progress)
         return out
     # Headers are fetched here first, once: workers then only read the cache, and a
     # download or checksum failure is reported before any work starts.
     for key in keys:
-        for surface in manifest.majors[manifest.get(key).major].surfaces:
-            fetch_version(manifest, key, lambda _message: None, surface)
+        for surface in manifest.unit_major(key).surfaces:
+            _fetch(manifest, key, surface, lambda _message: None)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
     with _pool(jobs) as pool:
         futures = {key: pool.submit(_render_in_worker, manifest, key) for key in keys}
         out = {}
         for n, key in enumerate(keys, 1):
             rendered = futures[key].result()
-            progress(f"[{n}/{len(keys)}] CUDA {key}")
+            progress(f"[{n}/{len(keys)}] {unit_label(key)}")
             for line in rendered.log:
                 progress(line)
             out[key] = rendered
@@ -265,14 +308,14 @@ def _literal(value: object) -> str:
 
 
 def view_table(manifest: Manifest) -> dict[str, tuple[int, ...]]:
-    """Layer ("sys", "driver_checked", ...) -> the versions it has a view of."""
+    """Layer ("sys", "driver_checked", "toyown", ...) -> the versions it has a view of."""
     table: dict[str, set[int]] = {}
-    for key in manifest.keys():
-        pin = manifest.get(key)
-        for surface in manifest.majors[pin.major].surfaces:
+    for key in manifest.units():
+        number = unit_number(manifest, key)
+        for surface in manifest.unit_major(key).surfaces:
             for name in (
-                module_name(pin.number, surface),
-                checked_module_name(pin.number, surface),
+                module_name(number, surface),
+                checked_module_name(number, surface),
             ):
                 split = split_name(name)
                 assert split is not None, name
@@ -296,7 +339,9 @@ def split_files(
             if split is None:
                 files[name] = text
                 continue
-            by_module.setdefault(merged_name(*split), {})[split[1]] = text
+            by_module.setdefault(merged_name(*split, _major_scales()[split[0]]), {})[
+                split[1]
+            ] = text
             if split[1] == newest and split[0] in (_RAW_LAYER, _CHECKED_LAYER):
                 files[stem + ".pyi"] = text
     return by_module, files
@@ -322,16 +367,32 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     )
 
 
+def _major_scales() -> dict[str, int]:
+    """Layer -> its family's major_scale, from the descriptors (the generated table the
+    runtime reads it from may be the one being replaced)."""
+    return {layer: f.scale[0] for f in families() for layer in (f.raw, f.checked)}
+
+
+def _axis_label(merged: str) -> str:
+    """What a merged module's header calls its major's axis: "CUDA", or the own-axis
+    family's provider ("toyown library")."""
+    layer = merged[1:].rpartition("_")[0]
+    found = next(f for f in families() if layer in (f.raw, f.checked))
+    return "CUDA" if found.axis == "cuda" else found.provider
+
+
 def merged_files(by_module: dict[str, dict[int, str]], jobs: int | None = None) -> dict[str, str]:
     """Each merged module's text, made by up to `jobs` processes: merging a major's
     versions (and proving the result gives each back) is as long as rendering them."""
     jobs = min(jobs or default_jobs(), len(by_module)) or 1
     if jobs == 1:
-        return {f"{m}.py": merged_module(m, sources) for m, sources in by_module.items()}
+        return {
+            f"{m}.py": merged_module(m, sources, _axis_label(m)) for m, sources in by_module.items()
+        }
     # The largest first, so that no process is left with a driver module at the end.
     largest = sorted(by_module, key=lambda m: -sum(map(len, by_module[m].values())))
     with _pool(jobs) as pool:
-        futures = {m: pool.submit(merged_module, m, by_module[m]) for m in largest}
+        futures = {m: pool.submit(merged_module, m, by_module[m], _axis_label(m)) for m in largest}
         return {f"{m}.py": futures[m].result() for m in by_module}
 
 
@@ -354,14 +415,19 @@ def tree_files(rendered: dict[str, RenderedVersion], manifest: Manifest) -> dict
 def version_files(
     manifest: Manifest, key: str, progress: Progress = print_to_stderr, target: Path = GENERATED
 ) -> tuple[RenderedVersion, dict[str, str]]:
-    """One version rendered, and the files of generated/ it changes: its major's merged
-    modules (the other versions as `target`'s merged modules hold them, or rendered too
-    where `target` has none), its major's compiled C (the major's other versions
-    rendered too: the C is merged from every minor's pieces), the version-set files."""
+    """One unit rendered (a CUDA key, or an own-axis release), and the files of
+    generated/ it changes: its major's merged modules (the other versions of its track
+    as `target`'s merged modules hold them, or rendered too where `target` has none),
+    its major's compiled C (the major's other versions rendered too: the C is merged
+    from every minor's pieces), the version-set files."""
     rendered = render_version(manifest, key, progress)
     by_module, files = split_files({key: rendered}, newest_number(manifest))
-    number = manifest.get(key).number
-    wanted = {manifest.get(k).number for k in manifest.keys()}
+    number = unit_number(manifest, key)
+    # The units of its track (CUDA's keys, or its family's releases) and their numbers.
+    name = split_unit(key)[0]
+    track = [k for k in manifest.units() if split_unit(k)[0] == name]
+    wanted = {unit_number(manifest, k) for k in track}
+    major_scale = family(_home(key)).scale[0]
     # The C of the major is merged from every minor's pieces, which no file keeps.
     missing = bool(rendered.fast)
     for merged, sources in by_module.items():
@@ -374,11 +440,14 @@ def version_files(
                 sources[version] = committed.project(version)
     major = [rendered]
     if missing:
-        progress(f"CUDA {number // 1000}'s other versions are rendered too (its merged files)")
+        progress(
+            f"{name or 'CUDA'} {number // major_scale}'s other versions are rendered too "
+            "(its merged files)"
+        )
         others = [
             k
-            for k in manifest.keys()
-            if k != key and manifest.get(k).number // 1000 == number // 1000
+            for k in track
+            if k != key and unit_number(manifest, k) // major_scale == number // major_scale
         ]
         more_rendered = {k: render_version(manifest, k, progress) for k in others}
         major += list(more_rendered.values())
@@ -390,13 +459,14 @@ def version_files(
 
 
 def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:
-    """Write a version's output-shape snapshots (each surface's); returns the runtime's
-    path and the text it replaced (None for a new file), so the caller can show what
-    changed."""
+    """Write a unit's output-shape snapshots (each surface's); returns its home
+    surface's path (the runtime's, an own-axis family's) and the text it replaced (None
+    for a new file), so the caller can show what changed."""
     folder.mkdir(parents=True, exist_ok=True)
     for surface, text in rendered.surface_snapshots:
         _write_if_changed(folder / snapshot_name(rendered.key, surface), text)
-    return _write_if_changed(folder / snapshot_name(rendered.key), rendered.snapshot)
+    home = snapshot_name(rendered.key, _home(rendered.key))
+    return _write_if_changed(folder / home, rendered.snapshot)
 
 
 def _write_if_changed(path: Path, text: str) -> tuple[Path, str | None]:

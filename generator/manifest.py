@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from cudart._contract import CUDA_SCALE
+
 from .files import write_atomically
 
 __all__ = [
@@ -32,6 +34,9 @@ __all__ = [
     "WheelKind",
     "WheelPin",
     "parse_version_key",
+    "release_unit",
+    "split_unit",
+    "unit_label",
 ]
 
 DEFAULT_MANIFEST_PATH = Path(__file__).resolve().parent.parent / "cuda_headers_manifest.toml"
@@ -56,7 +61,9 @@ _KEY_RE = re.compile(rf"({_NUMBER})\.({_NUMBER})", re.ASCII)
 _SHA256_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
 _MAJOR_RE = re.compile(_NUMBER, re.ASCII)
-_MAJOR_WHAT = "a major is a CUDA major number such as '12'"
+_MAJOR_WHAT = "a major is a major version number such as '12'"
+# An own-axis family's name (families/<name>.toml's rule).
+_FAMILY_RE = re.compile(r"[a-z][a-z0-9]*", re.ASCII)
 # Every string of the manifest ends up in a pip command line, a cache path or a path
 # inside a wheel, so each is held to the grammar of what it names before anything uses
 # it: a name that does not fit is refused, never escaped.
@@ -121,6 +128,17 @@ HEADER = """\
 # [versions."<major>.<minor>".<role>] pins the exact wheel of every role: its
 # sha256, and record_sha256, that of the wheel's RECORD (the sha256 of each of its
 # files), against which an unpacked tree in the cache is checked before each use.
+#
+# A family on its own version axis (axis = "own" in families/<name>.toml: NCCL's
+# 2.21, not a CUDA minor) has its own tables, rewritten by
+# `cudart-bindgen add --family <name> M.m`, which pins the newest patch release
+# of that release of each of its wheels:
+# [releases.<name>.majors.<major>.<role>] is one wheel of the family's own major
+#   (the keys of a [majors] role; every wheel of it belongs to the family);
+# [releases.<name>.versions."<major>.<minor>"] names its major and `cuda`, the
+#   CUDA key of [versions] whose runtime headers its headers include (parsed with
+#   them, bound without them), and [releases.<name>.versions."<major>.<minor>".<role>]
+#   pins each wheel as a CUDA version's are.
 """
 
 
@@ -295,7 +313,7 @@ class WheelKind:
             return self.system_library
         return self.library.rsplit("/", 1)[-1] if self.library is not None else None
 
-    def to_toml(self) -> dict[str, Any]:
+    def to_toml(self, default_surface: str = DEFAULT_SURFACE) -> dict[str, Any]:
         out: dict[str, Any] = {
             "package": self.package,
             "include": self.include,
@@ -309,12 +327,14 @@ class WheelKind:
             out["companions"] = list(self.companions)
         if self.system_library is not None:
             out["system_library"] = self.system_library
-        if self.surface != DEFAULT_SURFACE:
+        if self.surface != default_surface:
             out["surface"] = self.surface
         return out
 
     @classmethod
-    def from_toml(cls, role: str, data: Any, where: str) -> WheelKind:
+    def from_toml(
+        cls, role: str, data: Any, where: str, default_surface: str = DEFAULT_SURFACE
+    ) -> WheelKind:
         if not _ROLE_RE.fullmatch(role):
             raise ManifestError(f"{where}: a wheel role is a lowercase word, not {role!r}")
         if not isinstance(data, dict):
@@ -338,7 +358,7 @@ class WheelKind:
         library = data.get("library")
         if library is not None and (not isinstance(library, str) or not library):
             raise ManifestError(f"{where}.library must be a non-empty string")
-        surface = data.get("surface", DEFAULT_SURFACE)
+        surface = data.get("surface", default_surface)
         if not isinstance(surface, str) or not _ROLE_RE.fullmatch(surface):
             raise ManifestError(f"{where}.surface is a lowercase word, not {surface!r}")
         companions = _string_list(data.get("companions", []), f"{where}.companions")
@@ -385,21 +405,43 @@ class WheelKind:
                 )
 
 
+def _track_prefix(track: str) -> str:
+    """Where a track's tables are: "" for CUDA's ([majors], [versions]), "releases.<family>."
+    for an own-axis family's."""
+    return f"releases.{track}." if track else ""
+
+
 @dataclass(frozen=True)
 class Major:
     name: str
     wheels: tuple[WheelKind, ...]
+    # "" for a CUDA major; an own-axis family's name for one of its own majors, whose
+    # every wheel is of that family.
+    track: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{_track_prefix(self.track)}majors.{self.name}"
+
+    @property
+    def home(self) -> str:
+        """The surface every major of its track has: the runtime's, or the family's."""
+        return self.track or DEFAULT_SURFACE
 
     def __post_init__(self) -> None:
-        _check_word(_MAJOR_RE, self.name, "majors", _MAJOR_WHAT)
+        _check_word(_MAJOR_RE, self.name, f"{_track_prefix(self.track)}majors", _MAJOR_WHAT)
+        where = self.where
         for w in self.wheels:
-            w.validate(f"majors.{self.name}.{w.role}")
+            w.validate(f"{where}.{w.role}")
         roles = [w.role for w in self.wheels]
         if len(set(roles)) != len(roles):
-            raise ManifestError(f"majors.{self.name} names a wheel role twice")
-        if DEFAULT_SURFACE not in self.surfaces:
+            raise ManifestError(f"{where} names a wheel role twice")
+        if self.home not in self.surfaces:
+            raise ManifestError(f"{where}: no wheel belongs to the {self.home} surface")
+        if self.track and self.surfaces != (self.track,):
             raise ManifestError(
-                f"majors.{self.name}: no wheel belongs to the {DEFAULT_SURFACE} surface"
+                f"{where}: every wheel of an own-axis family's major is of its surface "
+                f"({self.track}), not {', '.join(s for s in self.surfaces if s != self.track)}"
             )
         for surface in self.surfaces:
             members = self.surface_wheels(surface)
@@ -407,11 +449,11 @@ class Major:
             named = "" if surface == DEFAULT_SURFACE else f" of the {surface} surface"
             if len(carriers) != 1:
                 raise ManifestError(
-                    f"majors.{self.name}: exactly one wheel{named} must name the library, "
+                    f"{where}: exactly one wheel{named} must name the library, "
                     f"not {len(carriers)} ({', '.join(carriers) or 'none'})"
                 )
             if not any(w.headers for w in members):
-                raise ManifestError(f"majors.{self.name}: no wheel{named} names a surface header")
+                raise ManifestError(f"{where}: no wheel{named} names a surface header")
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -444,16 +486,16 @@ class Major:
         for w in self.wheels:
             if w.role == role:
                 return w
-        raise ManifestError(f"majors.{self.name} has no {role!r} wheel")
+        raise ManifestError(f"{self.where} has no {role!r} wheel")
 
     def to_toml(self) -> dict[str, Any]:
-        return {w.role: w.to_toml() for w in self.wheels}
+        return {w.role: w.to_toml(self.home) for w in self.wheels}
 
     @classmethod
-    def from_toml(cls, name: str, data: Any) -> Major:
+    def from_toml(cls, name: str, data: Any, track: str = "") -> Major:
         # The name and the roles are checked before they are part of a message's place.
-        _check_word(_MAJOR_RE, name, "majors", _MAJOR_WHAT)
-        where = f"majors.{name}"
+        _check_word(_MAJOR_RE, name, f"{_track_prefix(track)}majors", _MAJOR_WHAT)
+        where = f"{_track_prefix(track)}majors.{name}"
         if not isinstance(data, dict) or not data:
             raise ManifestError(f"{where} must be a table of wheel roles")
         for role in data:
@@ -461,8 +503,10 @@ class Major:
         return cls(
             name=name,
             wheels=tuple(
-                WheelKind.from_toml(role, body, f"{where}.{role}") for role, body in data.items()
+                WheelKind.from_toml(role, body, f"{where}.{role}", track or DEFAULT_SURFACE)
+                for role, body in data.items()
             ),
+            track=track,
         )
 
 
@@ -478,15 +522,28 @@ class VersionPin:
     key: str
     major: str
     wheels: Mapping[str, WheelPin]  # role -> pinned wheel, in the major's role order
+    # An own-axis release's: its family ("" for a CUDA version), and the CUDA key whose
+    # runtime headers its headers are parsed with.
+    track: str = ""
+    cuda: str | None = None
 
     def __post_init__(self) -> None:
         parse_version_key(self.key)
+        if bool(self.track) != (self.cuda is not None):
+            raise ManifestError(f"{self.where}: an own-axis release, and only one, names `cuda`")
+
+    @property
+    def where(self) -> str:
+        return _track_prefix(self.track) + _key_field(self.key)
 
     @property
     def number(self) -> int:
         """CUDART_VERSION-style number: "12.5" -> 12050."""
+        if self.track:
+            # Its family's descriptor numbers it (generator.families Family.number).
+            raise ManifestError(f"{self.where}: an own-axis release has no CUDA number")
         major, minor = parse_version_key(self.key)
-        return major * 1000 + minor * 10
+        return major * CUDA_SCALE[0] + minor * CUDA_SCALE[1]
 
     @property
     def module_name(self) -> str:
@@ -496,36 +553,71 @@ class VersionPin:
         try:
             return self.wheels[role]
         except KeyError:
-            raise ManifestError(f'versions."{self.key}" pins no {role!r} wheel') from None
+            raise ManifestError(f"{self.where} pins no {role!r} wheel") from None
 
     def to_toml(self) -> dict[str, Any]:
-        return {"major": self.major} | {role: w.to_toml() for role, w in self.wheels.items()}
+        head: dict[str, Any] = {"major": self.major}
+        if self.cuda is not None:
+            head["cuda"] = self.cuda
+        return head | {role: w.to_toml() for role, w in self.wheels.items()}
 
     @classmethod
-    def from_toml(cls, key: str, data: Any) -> VersionPin:
-        where = _key_field(key)
+    def from_toml(cls, key: str, data: Any, track: str = "") -> VersionPin:
+        where = _track_prefix(track) + _key_field(key)
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
         major = data.get("major")
         if not isinstance(major, str):
             raise ManifestError(f"{where}.major must be a string")
+        cuda = data.get("cuda")
+        if track:
+            if not isinstance(cuda, str):
+                raise ManifestError(
+                    f"{where}.cuda must be a string: the CUDA key whose headers it parses with"
+                )
+            try:
+                parse_version_key(cuda)
+            except ManifestError as e:
+                raise ManifestError(f"{where}.cuda: {e}") from None
+        elif cuda is not None:
+            raise ManifestError(f"{where}.cuda: only an own-axis release names a CUDA key")
         return cls(
             key=key,
             major=major,
             wheels={
                 role: WheelPin.from_toml(body, f"{where}.{role}")
                 for role, body in data.items()
-                if role != "major"
+                if role not in ("major", "cuda")
             },
+            track=track,
+            cuda=cuda,
         )
 
 
-def _parse_key_field(key: Any) -> None:
+def release_unit(family: str, key: str) -> str:
+    """An own-axis release as a unit of generation: "toyown 1.3" (a CUDA key, "12.5", is
+    its own)."""
+    return f"{family} {key}"
+
+
+def split_unit(unit: str) -> tuple[str, str]:
+    """("", "12.5") for a CUDA key, ("toyown", "1.3") for an own-axis release's unit."""
+    family, _, key = unit.rpartition(" ")
+    return family, key
+
+
+def unit_label(unit: str) -> str:
+    """What progress lines call a unit: "CUDA 12.5", "toyown 1.3"."""
+    family, key = split_unit(unit)
+    return f"{family or 'CUDA'} {key}"
+
+
+def _parse_key_field(key: Any, track: str = "") -> None:
     """A version table's key, checked before anything is read under it."""
     try:
         parse_version_key(key)
     except ManifestError as e:
-        raise ManifestError(f"{_key_field(key)}: {e}") from None
+        raise ManifestError(f"{_track_prefix(track)}{_key_field(key)}: {e}") from None
 
 
 def _string_list(data: Any, where: str) -> tuple[str, ...]:
@@ -555,35 +647,165 @@ def _sorted_keys(keys: Any) -> list[str]:
     return sorted(keys, key=parse_version_key)
 
 
-@dataclass(frozen=True)
-class Manifest:
-    majors: Mapping[str, Major] = field(default_factory=dict)
-    versions: Mapping[str, VersionPin] = field(default_factory=dict)
+def _sorted_majors(names: Any) -> list[str]:
+    return sorted(names, key=lambda n: (len(n), n))
 
-    def __post_init__(self) -> None:
+
+class _Track:
+    """What the CUDA track (the manifest's [majors] and [versions]) and an own-axis
+    family's ([releases.<family>]) have alike: major tables, pins checked against them,
+    and the lookups by key. `track` is "" for CUDA's, the family's name for its own."""
+
+    majors: Mapping[str, Major]
+    versions: Mapping[str, VersionPin]
+
+    @property
+    def track(self) -> str:
+        raise NotImplementedError
+
+    def label(self, key: str) -> str:
+        """A key as messages name it: "CUDA 12.5", "toyown 1.3"."""
+        return unit_label(release_unit(self.track, key) if self.track else key)
+
+    def add_command(self, key: str) -> str:
+        family = f"--family {self.track} " if self.track else ""
+        return f"cudart-bindgen add {family}{key}"
+
+    def _check_pins(self) -> None:
+        prefix = _track_prefix(self.track)
         for key, pin in self.versions.items():
-            _parse_key_field(key)
-            if pin.key != key:
-                raise ManifestError(f"version pin {pin.key!r} is filed under {key!r}")
+            _parse_key_field(key, self.track)
+            if pin.key != key or pin.track != self.track:
+                raise ManifestError(f"version pin {pin.where} is filed under {prefix}{key!r}")
             if pin.major not in self.majors:
                 raise ManifestError(
-                    f'versions."{key}".major is {pin.major!r}, '
-                    f"which has no [majors.{pin.major}] table"
+                    f"{pin.where}.major is {pin.major!r}, "
+                    f"which has no [{prefix}majors.{pin.major}] table"
                 )
             major = self.majors[pin.major]
             if tuple(pin.wheels) != major.roles:
                 raise ManifestError(
-                    f'versions."{key}" pins the wheels {", ".join(pin.wheels) or "none"}; '
-                    f"majors.{pin.major} has {', '.join(major.roles)}, in that order"
+                    f"{pin.where} pins the wheels {', '.join(pin.wheels) or 'none'}; "
+                    f"{major.where} has {', '.join(major.roles)}, in that order"
                 )
             for kind in major.wheels:
-                where = f"{_key_field(key)}.{kind.role}"
+                where = f"{pin.where}.{kind.role}"
                 wheel = pin.wheels[kind.role]
                 wheel.validate(where)
                 if normalize_package(wheel.package) != normalize_package(kind.package):
                     raise ManifestError(
                         f"{where}.package is {wheel.package!r}, but "
-                        f"majors.{pin.major}.{kind.role}.package is {kind.package!r}"
+                        f"{major.where}.{kind.role}.package is {kind.package!r}"
+                    )
+
+    def _tables(self) -> dict[str, Any]:
+        return {
+            "majors": {name: self.majors[name].to_toml() for name in _sorted_majors(self.majors)},
+            "versions": {key: self.versions[key].to_toml() for key in self.keys()},
+        }
+
+    def keys(self) -> list[str]:
+        """Pinned version keys, oldest first (numeric: 12.10 after 12.9)."""
+        return _sorted_keys(self.versions)
+
+    def get(self, key: str) -> VersionPin:
+        parse_version_key(key)
+        try:
+            return self.versions[key]
+        except KeyError:
+            known = ", ".join(self.keys()) or "none"
+            raise UnknownVersionError(
+                f"{self.label(key)} is not in the manifest (known: {known}); "
+                f"run `{self.add_command(key)}` to pin it"
+            ) from None
+
+    def major_for(self, key: str) -> Major:
+        """The major table a version key belongs to, by its major number."""
+        number, _ = parse_version_key(key)
+        found = self.majors.get(str(number))
+        if found is None:
+            known = ", ".join(_sorted_majors(self.majors)) or "none"
+            raise ManifestError(
+                f"no [{_track_prefix(self.track)}majors.{number}] table for "
+                f"{self.label(key)} (known majors: {known})"
+            )
+        return found
+
+    def _versions_with(self, pin: VersionPin) -> dict[str, VersionPin]:
+        versions = dict(self.versions)
+        versions[pin.key] = pin
+        return {k: versions[k] for k in _sorted_keys(versions)}
+
+
+@dataclass(frozen=True)
+class Releases(_Track):
+    """An own-axis family's tables: [releases.<family>.majors] and .versions."""
+
+    family: str
+    majors: Mapping[str, Major] = field(default_factory=dict)
+    versions: Mapping[str, VersionPin] = field(default_factory=dict)
+
+    @property
+    def track(self) -> str:
+        return self.family
+
+    def __post_init__(self) -> None:
+        _check_word(_FAMILY_RE, self.family, "releases", "a family's name (families/<name>.toml)")
+        for name, major in self.majors.items():
+            if major.track != self.family or major.name != name:
+                raise ManifestError(f"{major.where} is filed under releases.{self.family}.{name}")
+        self._check_pins()
+        for key, pin in self.versions.items():
+            if pin.major != str(parse_version_key(key)[0]):
+                raise ManifestError(
+                    f"{pin.where}.major is {pin.major!r}: a release is of its key's major"
+                )
+
+    @classmethod
+    def from_toml(cls, family: str, data: Any) -> Releases:
+        _check_word(_FAMILY_RE, family, "releases", "a family's name (families/<name>.toml)")
+        where = f"releases.{family}"
+        if not isinstance(data, dict):
+            raise ManifestError(f"{where} must be a table of majors and versions")
+        extra = sorted(set(data) - {"majors", "versions"})
+        if extra:
+            raise ManifestError(f"{where} has unknown keys: {', '.join(extra)}")
+        majors, vers = data.get("majors", {}), data.get("versions", {})
+        if not isinstance(majors, dict) or not isinstance(vers, dict):
+            raise ManifestError(f"{where}: 'majors' and 'versions' must be tables")
+        for key in vers:
+            _parse_key_field(key, family)
+        return cls(
+            family=family,
+            majors={name: Major.from_toml(name, body, family) for name, body in majors.items()},
+            versions={key: VersionPin.from_toml(key, body, family) for key, body in vers.items()},
+        )
+
+    def with_version(self, pin: VersionPin) -> Releases:
+        return replace(self, versions=self._versions_with(pin))
+
+
+@dataclass(frozen=True)
+class Manifest(_Track):
+    majors: Mapping[str, Major] = field(default_factory=dict)
+    versions: Mapping[str, VersionPin] = field(default_factory=dict)
+    # The own-axis families' tables, by family.
+    releases: Mapping[str, Releases] = field(default_factory=dict)
+
+    @property
+    def track(self) -> str:
+        return ""
+
+    def __post_init__(self) -> None:
+        self._check_pins()
+        for family, track in self.releases.items():
+            if track.family != family:
+                raise ManifestError(f"releases.{track.family} is filed under releases.{family}")
+            for pin in track.versions.values():
+                if pin.cuda not in self.versions:
+                    raise ManifestError(
+                        f"{pin.where}.cuda is {pin.cuda!r}, which [versions] does not pin "
+                        f"(pinned: {', '.join(self.keys()) or 'none'})"
                     )
 
     @classmethod
@@ -600,16 +822,21 @@ class Manifest:
             )
         majors_data = data.get("majors", {})
         vers = data.get("versions", {})
-        if not isinstance(majors_data, dict) or not isinstance(vers, dict):
-            raise ManifestError(f"{source}: 'majors' and 'versions' must be tables")
-        extra = sorted(set(data) - {"majors", "versions"})
+        releases = data.get("releases", {})
+        if not all(isinstance(t, dict) for t in (majors_data, vers, releases)):
+            raise ManifestError(f"{source}: 'majors', 'versions' and 'releases' must be tables")
+        extra = sorted(set(data) - {"majors", "versions", "releases"})
         if extra:
             raise ManifestError(f"{source}: unknown top-level keys: {', '.join(extra)}")
         majors = {name: Major.from_toml(name, body) for name, body in majors_data.items()}
         for key in vers:
             _parse_key_field(key)
         versions = {key: VersionPin.from_toml(key, body) for key, body in vers.items()}
-        return cls(majors=majors, versions=versions)
+        return cls(
+            majors=majors,
+            versions=versions,
+            releases={f: Releases.from_toml(f, body) for f, body in releases.items()},
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> Manifest:
@@ -623,13 +850,9 @@ class Manifest:
         return cls.loads(text, source=str(path))
 
     def dumps(self) -> str:
-        data = {
-            "majors": {
-                name: self.majors[name].to_toml()
-                for name in sorted(self.majors, key=lambda n: (len(n), n))
-            },
-            "versions": {key: self.versions[key].to_toml() for key in self.keys()},
-        }
+        data = self._tables()
+        if self.releases:
+            data["releases"] = {f: self.releases[f]._tables() for f in sorted(self.releases)}
         # Imported here: reading the manifest (tests, the GPU machine) needs only tomllib.
         import tomli_w
 
@@ -638,33 +861,37 @@ class Manifest:
     def save(self, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> None:
         write_atomically(Path(path), self.dumps(), durable=True)
 
-    def keys(self) -> list[str]:
-        """Pinned version keys, oldest first (numeric: 12.10 after 12.9)."""
-        return _sorted_keys(self.versions)
-
-    def get(self, key: str) -> VersionPin:
-        parse_version_key(key)
-        try:
-            return self.versions[key]
-        except KeyError:
-            known = ", ".join(self.keys()) or "none"
-            raise UnknownVersionError(
-                f"CUDA {key} is not in the manifest (known: {known}); "
-                f"run `cudart-bindgen add {key}` to pin it"
-            ) from None
-
-    def major_for(self, key: str) -> Major:
-        """The major table a version key belongs to, by its major number."""
-        number, _ = parse_version_key(key)
-        found = self.majors.get(str(number))
-        if found is None:
-            known = ", ".join(sorted(self.majors, key=lambda n: (len(n), n))) or "none"
-            raise ManifestError(
-                f"no [majors.{number}] table for CUDA {key} (known majors: {known})"
-            )
-        return found
-
     def with_version(self, pin: VersionPin) -> Manifest:
-        versions = dict(self.versions)
-        versions[pin.key] = pin
-        return replace(self, versions={k: versions[k] for k in _sorted_keys(versions)})
+        return replace(self, versions=self._versions_with(pin))
+
+    def units(self) -> list[str]:
+        """What the generator renders one at a time: every CUDA key ("12.5", each with all
+        its surfaces), then every own-axis release ("toyown 1.3", release_unit), by
+        family and key."""
+        return self.keys() + [
+            release_unit(f, key) for f in sorted(self.releases) for key in self.releases[f].keys()
+        ]
+
+    def unit_track(self, unit: str) -> _Track:
+        family, _ = split_unit(unit)
+        return self.track_of(family) if family else self
+
+    def unit_pin(self, unit: str) -> VersionPin:
+        return self.unit_track(unit).get(split_unit(unit)[1])
+
+    def unit_major(self, unit: str) -> Major:
+        pin = self.unit_pin(unit)
+        return self.unit_track(unit).majors[pin.major]
+
+    def track_of(self, family: str) -> Releases:
+        """An own-axis family's tables (empty where the manifest has none yet)."""
+        return self.releases.get(family) or Releases(family)
+
+    def release(self, family: str, key: str) -> VersionPin:
+        """One pinned release of an own-axis family."""
+        return self.track_of(family).get(key)
+
+    def with_release(self, pin: VersionPin) -> Manifest:
+        releases = dict(self.releases)
+        releases[pin.track] = self.track_of(pin.track).with_version(pin)
+        return replace(self, releases={f: releases[f] for f in sorted(releases)})

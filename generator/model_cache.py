@@ -400,7 +400,10 @@ def _decode_object(obj: dict[str, Any]) -> Any:
 
 def cache_file(headers: HeaderSet) -> Path:
     """<key>-<the header set's digest>-<the environment's digest>.json"""
-    which = _digest(headers.key, *map(str, headers.include_dirs), *map(str, headers.headers))
+    # The bound folders only where they are not all of include_dirs (an own-axis
+    # release's): the CUDA versions' entries keep their names.
+    own = ("own", *map(str, headers.own_dirs)) if headers.own_dirs else ()
+    which = _digest(headers.key, *map(str, headers.include_dirs), *map(str, headers.headers), *own)
     return cache_root() / "models" / f"{headers.key}-{which}-{_digest(*environment())}{SUFFIX}"
 
 

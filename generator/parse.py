@@ -1204,6 +1204,7 @@ def parse_version(headers: HeaderSet) -> ApiModel:
             headers=headers.headers,
             include_dirs=headers.include_dirs,
             system_include_dirs=(SHIMS, *system_include_dirs()),
+            own_dirs=headers.own_dirs,
             foreign_dirs=(SHIMS,),
         )
     )

@@ -49,6 +49,17 @@ class RenderContext:
     surface: str = "runtime"
     api: str = "runtime"
     library: str = "libcudart"
+    # What the docs call the release ("CUDA 12.5"; an own-axis family's "toyown 1.3")
+    # and the arguments of `cudart-bindgen generate` that remake it ("12.5"; "--family
+    # toyown 1.3"): the CUDA key's where not given.
+    release: str = ""
+    generate_args: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.release:
+            object.__setattr__(self, "release", f"CUDA {self.version_key}")
+        if not self.generate_args:
+            object.__setattr__(self, "generate_args", self.version_key)
 
 
 # The runtime's family: its modules keep their first names (sys_12050, checked_12050).

@@ -15,19 +15,17 @@ hand-written cudart/ (as a wheel installs it), and the rest runs against that:
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import hashlib
-import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from suite import REPO, bindgen
+from suite import bindgen
+from toy_families import REFUSED, build_wheel, checkout_state, child, families_folder, install
 
 from generator.fetch import cache_root, record_sha256
 from generator.manifest import Manifest, WheelKind, WheelPin
@@ -55,29 +53,13 @@ def _build_library(folder: Path, version: int) -> Path:
     return lib
 
 
-def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
-
-
 def _build_wheel(path: Path, lib: Path) -> None:
-    """A wheel as NVIDIA lays its out: nvidia/<lib>/include and nvidia/<lib>/lib, and a
-    RECORD with every member's sha256 (what the fetcher checks an unpacked tree by)."""
-    info = f"toy_cu12-{VERSION}.dist-info"
-    members = {
+    """A wheel as NVIDIA lays its out: nvidia/<lib>/include and nvidia/<lib>/lib."""
+    files = {
         "nvidia/toy/include/toy.h": (TOY / "include" / "toy.h").read_bytes(),
         "nvidia/toy/lib/libtoy.so.1": lib.read_bytes(),
-        f"{info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: {VERSION}\n".encode()
-        ),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-any\n",
     }
-    record = [_record_line(n, d) for n, d in members.items()] + [f"{info}/RECORD,,"]
-    members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            # A fixed time: the same members make the same wheel, and the same sha256.
-            zf.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)
+    build_wheel(path, PACKAGE, VERSION, files)
 
 
 def _manifest(manifest: Manifest, wheel: Path) -> str:
@@ -128,12 +110,9 @@ def toy(tmp_path_factory, manifest):
     os.replace(wheels / f".{WHEEL}.{os.getpid()}", wheels / WHEEL)
     manifest_path = root / "manifest.toml"
     manifest_path.write_text(_manifest(manifest, wheel))
-    families = root / "families"
-    families.mkdir()
-    for descriptor in [*sorted((REPO / "families").glob("*.toml")), TOY / "toy.toml"]:
-        shutil.copy(descriptor, families)
+    families = families_folder(root, TOY / "toy.toml")
     out = root / "generated"
-    before = _checkout_state()
+    before = checkout_state()
     proc = bindgen(
         "--manifest",
         str(manifest_path),
@@ -146,23 +125,13 @@ def toy(tmp_path_factory, manifest):
         env={"CUDART_BINDGEN_JOBS": "1"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    after = _checkout_state()
-    # An install of that output, laid out as the wheel lays it: the checkout's
-    # hand-written package (no compiled extensions: ctypes serves) with the generated
-    # folder as cudart/_generated and the family table as cudart/_versions.py.
-    package = root / "site" / "cudart"
-    shutil.copytree(
-        REPO / "cudart",
-        package,
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_generated", "*.pyi", "_versions.py"),
-    )
-    shutil.copytree(out, package / "_generated", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(out / "_versions.py", package / "_versions.py")
+    after = checkout_state()
+    installed = install(out, root)
     site = root / "wheel-site"
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(site)
     return {
-        "site": root / "site",
+        "site": installed,
         "manifest": manifest_path,
         "out": out,
         "lib": lib,
@@ -173,37 +142,9 @@ def toy(tmp_path_factory, manifest):
     }
 
 
-def _checkout_state() -> dict[str, tuple[int, int]]:
-    """(size, mtime) of every file of the checkout's product and generated trees."""
-    found = {}
-    for folder in ("cudart", "generator", "generated", "families", "templates", "tests/snapshots"):
-        for path in (REPO / folder).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                info = path.stat()
-                found[str(path.relative_to(REPO))] = (info.st_size, info.st_mtime_ns)
-    info = (REPO / "cuda_headers_manifest.toml").stat()
-    found["cuda_headers_manifest.toml"] = (info.st_size, info.st_mtime_ns)
-    return found
-
-
 def _child(toy, code: str, env: dict[str, str] | None = None, extra_path: str = ""):
     """Run `code` against the installed toy package, its JSON output."""
-    path = os.pathsep.join(
-        filter(None, [str(toy["site"]), extra_path, str(REPO), str(REPO / "tests" / "support")])
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**_clean_env(), "PYTHONPATH": path, **(env or {})},
-        cwd=toy["site"],
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("CUDART_", "PYTHON"))}
+    return child(toy["site"], code, env, extra_path)
 
 
 def test_the_generator_wrote_the_toy_family_and_changed_nothing_of_the_checkout(toy):
@@ -268,12 +209,6 @@ out["scale"] = checked.toyScale(3, 1.5, raw.TOY_ROUND_UP)
 pair = checked.toyMakePair(ord("t"), 2.5)
 out["pair"] = repr([pair.tag, pair.value, pair.name, pair.count, type(pair).__name__])
 out["typedef"] = type(pair) is raw.toyPair
-def refused(call, *args):
-    try:
-        call(*args)
-    except Exception as exc:
-        return [type(exc).__name__, [c.__name__ for c in type(exc).__mro__[1:3]], str(exc)]
-    return None
 out["overflow"] = refused(checked.toyAdd, 2**31 - 1, 1)
 out["unsigned"] = refused(checked.toyScale, -1, 1.0, 0)
 out["too_wide"] = refused(checked.toyAdd, 2**31, 0)
@@ -286,7 +221,7 @@ print(json.dumps(out))
 
 
 def test_the_runtime_serves_the_toy_family_through_its_descriptor(toy):
-    found = _child(toy, CALLS, env={"CUDART_TOY_LIBRARY": str(toy["lib"])})
+    found = _child(toy, REFUSED + CALLS, env={"CUDART_TOY_LIBRARY": str(toy["lib"])})
     assert found["raw"] == "cudart.toy_12050" and found["checked"] == "cudart.toy_checked_12050"
     assert (found["version"], found["found_by"], found["library"]) == (
         NUMBER,

@@ -39,6 +39,7 @@ headers = HeaderSet(
     tuple(map(Path, job["include_dirs"])),
     tuple(map(Path, job["headers"])),
     Path(job["library"]) if job["library"] is not None else None,
+    tuple(map(Path, job["own_dirs"])),
 )
 model_cache.model_for(headers, parse_version)
 """
@@ -75,6 +76,8 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
         "headers": [str(h) for h in headers.headers],
         # None for a surface whose library no wheel holds (the driver's libcuda.so.1)
         "library": None if headers.library is None else str(headers.library),
+        # An own-axis release's bound folders (the CUDA headers it includes are not).
+        "own_dirs": [str(d) for d in headers.own_dirs],
     }
     proc = subprocess.run(
         [sys.executable, "-c", _PARSE_IN_CHILD, json.dumps(job)],
