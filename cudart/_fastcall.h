@@ -77,6 +77,9 @@ typedef struct {
     int index;
 } cudart_checked_entry;
 
+/* The end of a view's list of rows (cudart_view's functions and checked). */
+#define CUDART_NO_ROW 0xFFFF
+
 /* The checked layer's error classes kept per code, codes below this (_fastchecked.h). */
 #define CUDART_ERROR_CACHE 1024
 
@@ -90,12 +93,14 @@ typedef struct cudart_view {
     PyModuleDef def;                  /* first: the view module's definition */
     long cuda_version;                /* the module's CUDA_VERSION */
     const char *raw_module;           /* whose record classes the records are */
-    PyMethodDef *functions;           /* exactly this minor's functions */
+    PyMethodDef *function_table;      /* the major's functions, each text once */
+    const unsigned short *functions;  /* exactly this minor's: rows of that table */
     void **slots;                     /* over the major's union of names: bind() fills */
     Py_ssize_t slot_count;
     const char *const *slot_names;    /* the union's names, sorted: the slots' order */
     PyTypeObject **classes;           /* records by value: the ctypes class, once seen */
-    const cudart_checked_entry *checked; /* this minor's compiled checked functions */
+    const cudart_checked_entry *checked_table; /* the major's compiled checked ones */
+    const unsigned short *checked;    /* this minor's: rows of that table */
     PyObject **references;            /* each one's Python checked function */
     char *reports;                    /* whether it reports callbacks' failures */
     const char *const *handle_names;  /* the major's handle classes, by enumerator */
@@ -954,8 +959,8 @@ static Py_ssize_t cudart_slot_index(cudart_view *view, PyObject *name)
     const char *text = PyUnicode_AsUTF8AndSize(name, NULL);
     if (!text)
         return -1;
-    for (Py_ssize_t i = 0; view->functions[i].ml_name; i++) {
-        if (strcmp(view->functions[i].ml_name, text) != 0)
+    for (const unsigned short *row = view->functions; *row != CUDART_NO_ROW; row++) {
+        if (strcmp(view->function_table[*row].ml_name, text) != 0)
             continue;
         Py_ssize_t low = 0, high = view->slot_count;
         while (low < high) {
@@ -1089,7 +1094,8 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
                      (Py_ssize_t)sizeof(cudart_spec));
         return NULL;
     }
-    for (PyMethodDef *def = view->functions; def->ml_name; def++) {
+    for (const unsigned short *row = view->functions; *row != CUDART_NO_ROW; row++) {
+        PyMethodDef *def = &view->function_table[*row];
         if (strcmp(def->ml_name, text) != 0)
             continue;
         /* An exact bytes, as cudart_spec_of tells a spec by: the spec, then the view. */

@@ -664,7 +664,8 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         Py_CLEAR(reporting);
     }
     PyObject *out = reporting ? PyDict_New() : NULL;
-    for (const cudart_checked_entry *e = view->checked; out && e->name; e++) {
+    for (const unsigned short *row = view->checked; out && *row != CUDART_NO_ROW; row++) {
+        const cudart_checked_entry *e = &view->checked_table[*row];
         PyObject *ref = PyDict_GetItemString(reference, e->name);
         if (!ref)
             continue;
@@ -690,6 +691,24 @@ static PyMethodDef cudart_view_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The view's functions on its module, as PyModule_AddFunctions adds an array's: each
+ * `self` the module, each `__module__` its name. */
+static int cudart_add_functions(PyObject *module, cudart_view *view)
+{
+    PyObject *name = PyModule_GetNameObject(module);
+    if (!name)
+        return -1;
+    int status = 0;
+    for (const unsigned short *row = view->functions; !status && *row != CUDART_NO_ROW; row++) {
+        PyMethodDef *def = &view->function_table[*row];
+        PyObject *fn = PyCFunction_NewEx(def, module, name);
+        status = fn ? PyModule_AddObjectRef(module, def->ml_name, fn) : -1;
+        Py_XDECREF(fn);
+    }
+    Py_DECREF(name);
+    return status;
+}
+
 /* The module of `view` (cudart._fast_<ver>), whose definition's methods are
  * cudart_view_support_methods: made on first use, then always that one
  * (published once: threads making it at once keep the first). A new reference. */
@@ -709,7 +728,7 @@ static PyObject *cudart_view_module(cudart_view *view)
 #ifdef Py_GIL_DISABLED
     PyUnstable_Module_SetGIL(module, Py_MOD_GIL_NOT_USED);
 #endif
-    if (PyModule_AddFunctions(module, view->functions) < 0 ||
+    if (cudart_add_functions(module, view) < 0 ||
         PyModule_AddIntConstant(module, "CUDA_VERSION", view->cuda_version) < 0 ||
         PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);

@@ -174,7 +174,29 @@ def merge_fast(pieces: list[FastPieces]) -> str:
         )
         for p in pieces
     ]
+
+    def table(kind: str, row: str, entry: str) -> tuple[list[str], list[str]]:
+        """The major's rows of `kind` (each (name, C suffix) some view has, once, gated
+        by the views having it), as enumerators and table entries: each view lists its
+        rows by enumerator, two bytes a row, where a copy per view of each entry cost
+        its pointers' relocations again (issue 32: 470 KB of the driver extensions)."""
+        having: dict[tuple[str, str], list[int]] = {}
+        for v in views:
+            for pair in getattr(v, kind):
+                having.setdefault(pair, []).append(v.version)
+        enumerators, entries = [], []
+        for (name, suffix), vs in sorted(having.items()):
+            enumerators.append(gated(vs, f"    {row}{name}{suffix},\n"))
+            entries.append(gated(vs, f"    {entry}({name},{' ' + suffix if suffix else ''}),\n"))
+        return enumerators, entries
+
+    function_rows, function_table = table("functions", "cudart_row_", "CUDART_METHOD")
+    checked_rows, checked_table = table("checked", "cudart_checked_row_", "CUDART_CHECKED")
     merged = {
+        "function_rows": function_rows,
+        "function_table": function_table,
+        "checked_rows": checked_rows,
+        "checked_table": checked_table,
         "module": first.merged,
         "major": first.version // 1000,
         "api": first.api,

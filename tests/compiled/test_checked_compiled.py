@@ -48,7 +48,7 @@ SURFACES = {
 
 def _has_checked_c(key: str, surface: str) -> bool:
     source = merged_source(_number(key), surface)
-    view = f"cudart_checked_entry cudart_checked_{_number(key)}[]"
+    view = f"unsigned short cudart_checked_{_number(key)}[]"
     return source.is_file() and view in source.read_text()
 
 
