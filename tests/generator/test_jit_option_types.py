@@ -16,6 +16,7 @@ from suite import version_keys
 from generator.ctypes_map import TypeMapper
 from generator.jit_options import (
     FUNCTIONS,
+    KEPT_WITH,
     REFUSED,
     REVIEWED,
     OptionType,
@@ -26,6 +27,7 @@ from generator.jit_options import (
     undecided,
 )
 from generator.model import Builtin, EnumRef, Pointer
+from generator.resolve import resolve
 
 RUNTIME = {f for f in FUNCTIONS if f.startswith("cuda")}
 DRIVER = set(FUNCTIONS) - RUNTIME
@@ -190,6 +192,22 @@ def test_written_back_options_and_lengths_come_from_the_docs():
     assert found == OptionType(ValueKind.LOG, length="X_SIZE")
     # A length phrase only means something for a buffer or an array.
     assert documented("Must contain X entries. Option type: unsigned int").length is None
+
+
+@pytest.mark.parametrize("key", ["12.0", "13.5"])
+def test_plans_carry_the_groups_and_default_them(driver_models, key):
+    """The plans: each group on its function's plan, its parameters defaulting to None
+    (the typed form needs no count), and cuLinkCreate's state keeps the options."""
+    plans = {p.name: p for p in resolve(driver_models[key])}
+    for c_name, groups in FUNCTIONS.items():
+        if c_name in RUNTIME:
+            continue
+        plan = plans[c_name]
+        assert plan.option_groups == groups
+        names = {n for g in groups for n in (g.count, g.options, g.values)}
+        assert {p.name for p in plan.params if p.default == "None"} >= names
+    assert set(KEPT_WITH) <= set(FUNCTIONS)
+    assert plans["cuLinkCreate"].option_groups == FUNCTIONS["cuLinkCreate_v2"]
 
 
 def test_the_listing_is_deterministic(driver_models):
