@@ -152,6 +152,14 @@ int cuLibraryLoadData(void **library, const void *code, unsigned int *jo, void *
     *library = (void *)0x61;
     return 0;
 }
+int cuLibraryLoadFromFile(void **library, const char *path, unsigned int *jo, void **jv,
+                          unsigned int jn, unsigned int *lo, void **lv, unsigned int ln) {
+    record(jn, jo, jv);
+    record(ln, lo, lv);
+    write_back(jn, jo, jv, path, "", 0.25f, 0);  /* the log names the file C was given */
+    *library = (void *)0x62;
+    return 0;
+}
 """
 
 _WRITTEN = {
@@ -163,6 +171,7 @@ _WRITTEN = {
     "cuLinkComplete",
     "cuLinkDestroy",
     "cuLibraryLoadData",
+    "cuLibraryLoadFromFile",
 }
 
 PTX = b".version 8.0\n.target sm_90\n.address_size 64\n// jit_kernel\n"
@@ -485,6 +494,31 @@ def test_library_load_has_two_groups(libcuda):
     assert jit[0] == [INFO_LOG, OPTIMIZATION_LEVEL, INFO_SIZE] and jit[1][1:] == [1, 64]
     assert lib == [[1], [1], []]
     assert log == "info: library"
+
+
+def test_library_load_from_file(libcuda, tmp_path):
+    """cuLibraryLoadFromFile: the path, and typed JIT options beside it (a caller's
+    bytearray for the log, the wall time in the slot)."""
+    path = tmp_path / "kernel.ptx"
+    path.write_bytes(PTX)
+    (line,) = _run(
+        libcuda,
+        f"""
+        log = bytearray(256)
+        library, written = driver.cuLibraryLoadFromFile(
+            {str(path)!r}, {{driver.CU_JIT_INFO_LOG_BUFFER: log, driver.CU_JIT_WALL_TIME: None}}
+        )
+        (jit, lib) = records()
+        show([hex(int(library)), jit[0], lib, written[driver.CU_JIT_INFO_LOG_BUFFER],
+              written[driver.CU_JIT_WALL_TIME], bytes(log).split(b"\\0")[0].decode()])
+        """,
+    )
+    library, options, lib, log, wall, mine = line
+    assert library == "0x62"
+    assert options == [INFO_LOG, WALL_TIME, INFO_SIZE]
+    assert lib == [[], [], []]
+    assert log == mine == str(path)
+    assert wall == 0.25
 
 
 @pytest.mark.parametrize("key", ["12.0", "12.4", "13.5"])
