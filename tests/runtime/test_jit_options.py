@@ -33,7 +33,7 @@ from generator.jit_options import FUNCTIONS, ValueKind
 
 pytestmark = pytest.mark.backend
 
-# cuda.h's values (the same in every pinned version; test_jit_options in tests/generator
+# cuda.h's values (the same in every pinned version; tests/generator/test_jit_option_types.py
 # holds the docs that type them).
 MAX_REGISTERS, THREADS_PER_BLOCK, WALL_TIME, INFO_LOG, INFO_SIZE = 0, 1, 2, 3, 4
 ERROR_LOG, ERROR_SIZE, OPTIMIZATION_LEVEL, TARGET_FROM_CUCONTEXT, TARGET = 5, 6, 7, 8, 9
