@@ -62,6 +62,7 @@ __all__ = [
     "NvjitlinkNotFoundError",
     "NvrtcError",
     "NvrtcNotFoundError",
+    "OptionsWritten",
     "as_array",
     "available_versions",
     "backend",
@@ -142,6 +143,11 @@ def __getattr__(name: str):
 
         globals()[name] = HostMemory
         return HostMemory
+    if name == "OptionsWritten":  # what typed JIT options return (cuModuleLoadDataEx, ...)
+        from ._jitoptions import OptionsWritten
+
+        globals()[name] = OptionsWritten
+        return OptionsWritten
     if name.startswith("NvrtcError"):  # NvrtcErrorInvalidOption, ...: of the loaded NVRTC
         from ._serving import nvrtc_modules
 

@@ -12,6 +12,7 @@ from ._backend import backend as backend
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
 from ._hostmem import HostMemory as HostMemory
+from ._jitoptions import OptionsWritten as OptionsWritten
 from ._latest import *
 from ._latest import sys as sys
 from ._loader import load_runtime as load_runtime

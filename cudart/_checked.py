@@ -58,6 +58,15 @@ from ._convert import (  # size relations: generator/sizes.py
 )
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
+from ._jitoptions import (  # typed option lists: generator/jit_options.py
+    OptionsWritten,
+    OptionTable,
+    OptionValue,
+    keep_options,
+    options_in,
+    with_written,
+    written,
+)
 from ._threadlocale import keeping_thread_locale
 from .errors import CudaError, StatusError
 
@@ -118,6 +127,15 @@ __all__ = [
     "warn_deprecated",
 ]
 __all__ += [
+    "OptionTable",
+    "OptionValue",
+    "OptionsWritten",
+    "keep_options",
+    "options_in",
+    "with_written",
+    "written",
+]
+__all__ += [
     "POINTER_SIZE",
     "address",
     "elements",
@@ -143,6 +161,7 @@ if TYPE_CHECKING:
 
     from ._convert import HandleLike as HandleLike
     from ._convert import PointerLike as PointerLike
+    from ._jitoptions import OptionsLike as OptionsLike
 
     # A callback parameter: a Python callable, or a C function pointer (an int address,
     # a ctypes function pointer, None).

@@ -194,6 +194,10 @@ if _VERSION == 12000:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -203,6 +207,7 @@ if _VERSION == 12000:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -313,6 +318,10 @@ if _VERSION == 12010:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -322,6 +331,7 @@ if _VERSION == 12010:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -435,6 +445,10 @@ if _VERSION == 12020:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -444,6 +458,7 @@ if _VERSION == 12020:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -560,6 +575,10 @@ if _VERSION == 12030:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -570,6 +589,7 @@ if _VERSION == 12030:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -694,6 +714,10 @@ if _VERSION == 12040:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -705,6 +729,7 @@ if _VERSION == 12040:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -830,6 +855,10 @@ if _VERSION == 12050:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -841,6 +870,7 @@ if _VERSION == 12050:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -966,6 +996,10 @@ if _VERSION == 12060:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -977,6 +1011,7 @@ if _VERSION == 12060:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -1107,6 +1142,10 @@ if _VERSION == 12080:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -1119,6 +1158,7 @@ if _VERSION == 12080:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUmemAccessDesc,
@@ -1253,6 +1293,10 @@ if _VERSION == 12090:
         CUipcEventHandle,
         CUipcMemHandle,
         CUjitInputType_enum,
+        CUjit_cacheMode_enum,
+        CUjit_fallback_enum,
+        CUjit_option_enum,
+        CUjit_target_enum,
         CUkernel,
         CUlaunchAttributeID_enum,
         CUlaunchAttributeValue_union,
@@ -1265,6 +1309,7 @@ if _VERSION == 12090:
         CUlaunchMemSyncDomainMap,
         CUlaunchMemSyncDomain_enum,
         CUlibrary,
+        CUlibraryOption_enum,
         CUlimit_enum,
         CUlinkState,
         CUlogIterator,
@@ -6244,6 +6289,16 @@ _range_CUgraphMem_attribute_enum = (
     None,
     "CUgraphMem_attribute",
 )
+_range_CUjit_cacheMode_enum = (
+    CUjit_cacheMode_enum,
+    0,
+    4294967295,
+    None,
+    "enum CUjit_cacheMode_enum",
+)
+_range_CUjit_fallback_enum = (CUjit_fallback_enum, 0, 4294967295, None, "CUjit_fallback")
+_range_CUjit_option_enum = (CUjit_option_enum, 0, 4294967295, None, "enum CUjit_option_enum")
+_range_CUjit_target_enum = (CUjit_target_enum, 0, 4294967295, None, "CUjit_target")
 _range_CUjitInputType_enum = (CUjitInputType_enum, 0, 4294967295, None, "CUjitInputType")
 _range_CUlaunchAttributeID_enum = (
     CUlaunchAttributeID_enum,
@@ -6258,6 +6313,13 @@ _range_CUlaunchAttributeID_enum_CUstreamAttrID = (
     4294967295,
     None,
     "CUstreamAttrID",
+)
+_range_CUlibraryOption_enum = (
+    CUlibraryOption_enum,
+    0,
+    4294967295,
+    None,
+    "enum CUlibraryOption_enum",
 )
 _range_CUlimit_enum = (CUlimit_enum, 0, 4294967295, None, "CUlimit")
 if _VERSION == 12090:
@@ -6372,6 +6434,177 @@ _range_unsigned_char = (0, 255, "unsigned char")
 _range_unsigned_int = (0, 4294967295, "unsigned int")
 _range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
 _range_unsigned_short = (0, 65535, "unsigned short")
+if _VERSION <= 12020:
+
+    # Per option enum, each option's value type (generator/jit_options.py decided them from
+    # the header's docs): what the typed option lists convert through (cudart._jitoptions).
+    _CUjit_option_enum_options = _c.OptionTable(
+        _range_CUjit_option_enum,
+        {
+            0: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_MAX_REGISTERS
+            1: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_THREADS_PER_BLOCK
+            2: _c.OptionValue("float", out=True),  # CU_JIT_WALL_TIME
+            3: _c.OptionValue("log", length=4),  # CU_JIT_INFO_LOG_BUFFER
+            4: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+            5: _c.OptionValue("log", length=6),  # CU_JIT_ERROR_LOG_BUFFER
+            6: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+            7: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_OPTIMIZATION_LEVEL
+            8: _c.OptionValue("none"),  # CU_JIT_TARGET_FROM_CUCONTEXT
+            9: _c.OptionValue("enum", _range_CUjit_target_enum),  # CU_JIT_TARGET
+            10: _c.OptionValue("enum", _range_CUjit_fallback_enum),  # CU_JIT_FALLBACK_STRATEGY
+            11: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_DEBUG_INFO
+            12: _c.OptionValue("int", _range_int),  # CU_JIT_LOG_VERBOSE
+            13: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_LINE_INFO
+            14: _c.OptionValue("enum", _range_CUjit_cacheMode_enum),  # CU_JIT_CACHE_MODE
+            15: _c.OptionValue(
+                "refused", why='"This jit option is deprecated and should not be used" (no option type)'
+            ),  # CU_JIT_NEW_SM3X_OPT
+            16: _c.OptionValue(
+                "refused", why='"This jit option is used for internal purpose only" (no option type)'
+            ),  # CU_JIT_FAST_COMPILE
+            17: _c.OptionValue("strings", length=19),  # CU_JIT_GLOBAL_SYMBOL_NAMES
+            18: _c.OptionValue("pointers", length=19),  # CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+            19: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_GLOBAL_SYMBOL_COUNT
+            20: _c.OptionValue("int", _range_int),  # CU_JIT_LTO
+            21: _c.OptionValue("int", _range_int),  # CU_JIT_FTZ
+            22: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_DIV
+            23: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_SQRT
+            24: _c.OptionValue("int", _range_int),  # CU_JIT_FMA
+            25: _c.OptionValue("strings", length=26),  # CU_JIT_REFERENCED_KERNEL_NAMES
+            26: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_KERNEL_COUNT
+            27: _c.OptionValue("strings", length=28),  # CU_JIT_REFERENCED_VARIABLE_NAMES
+            28: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_VARIABLE_COUNT
+            29: _c.OptionValue("int", _range_int),  # CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+            30: _c.OptionValue("int", _range_int),  # CU_JIT_POSITION_INDEPENDENT_CODE
+            31: _c.OptionValue("refused", why="the enum's end marker, no option"),  # CU_JIT_NUM_OPTIONS
+        },
+        c_uint,
+    )
+if _VERSION == 12030:
+
+    # Per option enum, each option's value type (generator/jit_options.py decided them from
+    # the header's docs): what the typed option lists convert through (cudart._jitoptions).
+    _CUjit_option_enum_options = _c.OptionTable(
+        _range_CUjit_option_enum,
+        {
+            0: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_MAX_REGISTERS
+            1: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_THREADS_PER_BLOCK
+            2: _c.OptionValue("float", out=True),  # CU_JIT_WALL_TIME
+            3: _c.OptionValue("log", length=4),  # CU_JIT_INFO_LOG_BUFFER
+            4: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+            5: _c.OptionValue("log", length=6),  # CU_JIT_ERROR_LOG_BUFFER
+            6: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+            7: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_OPTIMIZATION_LEVEL
+            8: _c.OptionValue("none"),  # CU_JIT_TARGET_FROM_CUCONTEXT
+            9: _c.OptionValue("enum", _range_CUjit_target_enum),  # CU_JIT_TARGET
+            10: _c.OptionValue("enum", _range_CUjit_fallback_enum),  # CU_JIT_FALLBACK_STRATEGY
+            11: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_DEBUG_INFO
+            12: _c.OptionValue("int", _range_int),  # CU_JIT_LOG_VERBOSE
+            13: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_LINE_INFO
+            14: _c.OptionValue("enum", _range_CUjit_cacheMode_enum),  # CU_JIT_CACHE_MODE
+            15: _c.OptionValue(
+                "refused", why='"This jit option is deprecated and should not be used" (no option type)'
+            ),  # CU_JIT_NEW_SM3X_OPT
+            16: _c.OptionValue(
+                "refused", why='"This jit option is used for internal purpose only" (no option type)'
+            ),  # CU_JIT_FAST_COMPILE
+            17: _c.OptionValue("strings", length=19),  # CU_JIT_GLOBAL_SYMBOL_NAMES
+            18: _c.OptionValue("pointers", length=19),  # CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+            19: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_GLOBAL_SYMBOL_COUNT
+            20: _c.OptionValue("int", _range_int),  # CU_JIT_LTO
+            21: _c.OptionValue("int", _range_int),  # CU_JIT_FTZ
+            22: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_DIV
+            23: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_SQRT
+            24: _c.OptionValue("int", _range_int),  # CU_JIT_FMA
+            25: _c.OptionValue("strings", length=26),  # CU_JIT_REFERENCED_KERNEL_NAMES
+            26: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_KERNEL_COUNT
+            27: _c.OptionValue("strings", length=28),  # CU_JIT_REFERENCED_VARIABLE_NAMES
+            28: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_VARIABLE_COUNT
+            29: _c.OptionValue("int", _range_int),  # CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+            30: _c.OptionValue("int", _range_int),  # CU_JIT_POSITION_INDEPENDENT_CODE
+            31: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_MIN_CTA_PER_SM
+            32: _c.OptionValue("refused", why="the enum's end marker, no option"),  # CU_JIT_NUM_OPTIONS
+        },
+        c_uint,
+    )
+if _VERSION >= 12040:
+
+    # Per option enum, each option's value type (generator/jit_options.py decided them from
+    # the header's docs): what the typed option lists convert through (cudart._jitoptions).
+    _CUjit_option_enum_options = _c.OptionTable(
+        _range_CUjit_option_enum,
+        {
+            0: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_MAX_REGISTERS
+            1: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_THREADS_PER_BLOCK
+            2: _c.OptionValue("float", out=True),  # CU_JIT_WALL_TIME
+            3: _c.OptionValue("log", length=4),  # CU_JIT_INFO_LOG_BUFFER
+            4: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+            5: _c.OptionValue("log", length=6),  # CU_JIT_ERROR_LOG_BUFFER
+            6: _c.OptionValue(
+                "unsigned int", _range_unsigned_int, out=True
+            ),  # CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+            7: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_OPTIMIZATION_LEVEL
+            8: _c.OptionValue("none"),  # CU_JIT_TARGET_FROM_CUCONTEXT
+            9: _c.OptionValue("enum", _range_CUjit_target_enum),  # CU_JIT_TARGET
+            10: _c.OptionValue("enum", _range_CUjit_fallback_enum),  # CU_JIT_FALLBACK_STRATEGY
+            11: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_DEBUG_INFO
+            12: _c.OptionValue("int", _range_int),  # CU_JIT_LOG_VERBOSE
+            13: _c.OptionValue("int", _range_int),  # CU_JIT_GENERATE_LINE_INFO
+            14: _c.OptionValue("enum", _range_CUjit_cacheMode_enum),  # CU_JIT_CACHE_MODE
+            15: _c.OptionValue(
+                "refused", why='"This jit option is deprecated and should not be used" (no option type)'
+            ),  # CU_JIT_NEW_SM3X_OPT
+            16: _c.OptionValue(
+                "refused", why='"This jit option is used for internal purpose only" (no option type)'
+            ),  # CU_JIT_FAST_COMPILE
+            17: _c.OptionValue("strings", length=19),  # CU_JIT_GLOBAL_SYMBOL_NAMES
+            18: _c.OptionValue("pointers", length=19),  # CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+            19: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_GLOBAL_SYMBOL_COUNT
+            20: _c.OptionValue("int", _range_int),  # CU_JIT_LTO
+            21: _c.OptionValue("int", _range_int),  # CU_JIT_FTZ
+            22: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_DIV
+            23: _c.OptionValue("int", _range_int),  # CU_JIT_PREC_SQRT
+            24: _c.OptionValue("int", _range_int),  # CU_JIT_FMA
+            25: _c.OptionValue("strings", length=26),  # CU_JIT_REFERENCED_KERNEL_NAMES
+            26: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_KERNEL_COUNT
+            27: _c.OptionValue("strings", length=28),  # CU_JIT_REFERENCED_VARIABLE_NAMES
+            28: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_REFERENCED_VARIABLE_COUNT
+            29: _c.OptionValue("int", _range_int),  # CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+            30: _c.OptionValue("int", _range_int),  # CU_JIT_POSITION_INDEPENDENT_CODE
+            31: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_JIT_MIN_CTA_PER_SM
+            32: _c.OptionValue("int", _range_int),  # CU_JIT_MAX_THREADS_PER_BLOCK
+            33: _c.OptionValue("int", _range_int),  # CU_JIT_OVERRIDE_DIRECTIVE_VALUES
+            34: _c.OptionValue("refused", why="the enum's end marker, no option"),  # CU_JIT_NUM_OPTIONS
+        },
+        c_uint,
+    )
+_CUlibraryOption_enum_options = _c.OptionTable(
+    _range_CUlibraryOption_enum,
+    {
+        0: _c.OptionValue("pointer"),  # CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
+        1: _c.OptionValue("unsigned int", _range_unsigned_int),  # CU_LIBRARY_BINARY_IS_PRESERVED
+        2: _c.OptionValue(
+            "refused", why="the enum's end marker, no option"
+        ),  # CU_LIBRARY_NUM_OPTIONS
+    },
+    c_uint,
+)
 
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
@@ -16790,19 +17023,19 @@ if _VERSION >= 12010:
         if err:
             raise _error(err, _lib)
         return fptr or 0
-if _VERSION <= 12040:
+if _VERSION <= 12020:
 
 
     def cuLibraryLoadData(
         code: _PointerLike,
-        jitOptions: _PointerLike,
-        jitOptionsValues: _PointerLike,
-        numJitOptions: int,
-        libraryOptions: _PointerLike,
-        libraryOptionValues: _PointerLike,
-        numLibraryOptions: int,
-    ) -> CUlibrary:
-        """cuLibraryLoadData(code: _PointerLike, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadData(code: _PointerLike, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
 
     Load a library with specified code and options.
 
@@ -16815,13 +17048,87 @@ if _VERSION <= 12040:
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadData",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadData",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
         if numJitOptions.__class__ is not int or numJitOptions >> 32:
             numJitOptions = _c.integer(
                 numJitOptions, _range_unsigned_int, "cuLibraryLoadData", "numJitOptions"
@@ -16904,21 +17211,22 @@ if _VERSION <= 12040:
                 ),
             ) from None
         if err:
-            raise _error(err, _lib)
-        return library
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
 if _VERSION == 12000:
 
 
     def cuLibraryLoadFromFile(
         fileName: str | bytes | None,
-        jitOptions: _PointerLike,
-        jitOptionsValues: _PointerLike,
-        numJitOptions: int,
-        libraryOptions: _PointerLike,
-        libraryOptionValues: _PointerLike,
-        numLibraryOptions: int,
-    ) -> CUlibrary:
-        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
 
     Load a library with specified file and options.
 
@@ -16931,13 +17239,87 @@ if _VERSION == 12000:
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
         if numJitOptions.__class__ is not int or numJitOptions >> 32:
             numJitOptions = _c.integer(
                 numJitOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numJitOptions"
@@ -17017,21 +17399,22 @@ if _VERSION == 12000:
                 ),
             ) from None
         if err:
-            raise _error(err, _lib)
-        return library
-if 12010 <= _VERSION <= 12040:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+if 12010 <= _VERSION <= 12020:
 
 
     def cuLibraryLoadFromFile(
         fileName: str | bytes | None,
-        jitOptions: _PointerLike,
-        jitOptionsValues: _PointerLike,
-        numJitOptions: int,
-        libraryOptions: _PointerLike,
-        libraryOptionValues: _PointerLike,
-        numLibraryOptions: int,
-    ) -> CUlibrary:
-        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
 
     Load a library with specified file and options.
 
@@ -17044,13 +17427,87 @@ if 12010 <= _VERSION <= 12040:
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
         if numJitOptions.__class__ is not int or numJitOptions >> 32:
             numJitOptions = _c.integer(
                 numJitOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numJitOptions"
@@ -17130,21 +17587,22 @@ if 12010 <= _VERSION <= 12040:
                 ),
             ) from None
         if err:
-            raise _error(err, _lib)
-        return library
-if _VERSION >= 12050:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+if _VERSION == 12030:
 
 
     def cuLibraryLoadData(
         code: _PointerLike,
-        jitOptions: _PointerLike,
-        jitOptionsValues: _PointerLike,
-        numJitOptions: int,
-        libraryOptions: _PointerLike,
-        libraryOptionValues: _PointerLike,
-        numLibraryOptions: int,
-    ) -> CUlibrary:
-        """cuLibraryLoadData(code: _PointerLike, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadData(code: _PointerLike, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
 
     Load a library with specified code and options.
 
@@ -17157,13 +17615,88 @@ if _VERSION >= 12050:
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED.
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadData",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadData",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
         if numJitOptions.__class__ is not int or numJitOptions >> 32:
             numJitOptions = _c.integer(
                 numJitOptions, _range_unsigned_int, "cuLibraryLoadData", "numJitOptions"
@@ -17246,20 +17779,21 @@ if _VERSION >= 12050:
                 ),
             ) from None
         if err:
-            raise _error(err, _lib)
-        return library
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
 
 
     def cuLibraryLoadFromFile(
         fileName: str | bytes | None,
-        jitOptions: _PointerLike,
-        jitOptionsValues: _PointerLike,
-        numJitOptions: int,
-        libraryOptions: _PointerLike,
-        libraryOptionValues: _PointerLike,
-        numLibraryOptions: int,
-    ) -> CUlibrary:
-        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
 
     Load a library with specified file and options.
 
@@ -17272,13 +17806,88 @@ if _VERSION >= 12050:
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED.
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
         if numJitOptions.__class__ is not int or numJitOptions >> 32:
             numJitOptions = _c.integer(
                 numJitOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numJitOptions"
@@ -17358,8 +17967,777 @@ if _VERSION >= 12050:
                 ),
             ) from None
         if err:
-            raise _error(err, _lib)
-        return library
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+if _VERSION == 12040:
+
+
+    def cuLibraryLoadData(
+        code: _PointerLike,
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadData(code: _PointerLike, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
+
+    Load a library with specified code and options.
+
+    Parameters:
+        code: Code to load
+        jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
+        numJitOptions: Number of options
+        libraryOptions: Options for loading
+        libraryOptionValues: Option values for loading
+        numLibraryOptions: Number of options for loading
+
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        library: Returned library
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+    """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadData",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadData",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
+        if numJitOptions.__class__ is not int or numJitOptions >> 32:
+            numJitOptions = _c.integer(
+                numJitOptions, _range_unsigned_int, "cuLibraryLoadData", "numJitOptions"
+            )
+        if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+            numLibraryOptions = _c.integer(
+                numLibraryOptions, _range_unsigned_int, "cuLibraryLoadData", "numLibraryOptions"
+            )
+        if code.__class__ is not int:
+            code = _c.image(code, "code")
+        elif code >> 64:
+            raise _c.address_error(code, "cuLibraryLoadData", "code")
+        if jitOptions.__class__ is not int:
+            jitOptions = _c.ref(
+                jitOptions,
+                c_uint,
+                "jitOptions",
+                True,
+                numJitOptions,
+                "cuLibraryLoadData: numJitOptions",
+            )
+        elif jitOptions >> 64:
+            raise _c.address_error(jitOptions, "cuLibraryLoadData", "jitOptions")
+        if jitOptionsValues.__class__ is not int:
+            jitOptionsValues = _c.pointer(
+                jitOptionsValues,
+                "jitOptionsValues",
+                True,
+                _c.elements(numJitOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadData: numJitOptions pointers",
+            )
+        elif jitOptionsValues >> 64:
+            raise _c.address_error(jitOptionsValues, "cuLibraryLoadData", "jitOptionsValues")
+        if libraryOptions.__class__ is not int:
+            libraryOptions = _c.ref(
+                libraryOptions,
+                c_uint,
+                "libraryOptions",
+                True,
+                numLibraryOptions,
+                "cuLibraryLoadData: numLibraryOptions",
+            )
+        elif libraryOptions >> 64:
+            raise _c.address_error(libraryOptions, "cuLibraryLoadData", "libraryOptions")
+        if libraryOptionValues.__class__ is not int:
+            libraryOptionValues = _c.pointer(
+                libraryOptionValues,
+                "libraryOptionValues",
+                True,
+                _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadData: numLibraryOptions pointers",
+            )
+        elif libraryOptionValues >> 64:
+            raise _c.address_error(libraryOptionValues, "cuLibraryLoadData", "libraryOptionValues")
+        library = CUlibrary()
+        try:
+            err = _cuLibraryLoadData(
+                library,
+                code,
+                jitOptions,
+                jitOptionsValues,
+                numJitOptions,
+                libraryOptions,
+                libraryOptionValues,
+                numLibraryOptions,
+            )
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLibraryLoadData",
+                (
+                    "library",
+                    "code",
+                    "jitOptions",
+                    "jitOptionsValues",
+                    "numJitOptions",
+                    "libraryOptions",
+                    "libraryOptionValues",
+                    "numLibraryOptions",
+                ),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+
+
+    def cuLibraryLoadFromFile(
+        fileName: str | bytes | None,
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
+
+    Load a library with specified file and options.
+
+    Parameters:
+        fileName: File to load from
+        jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
+        numJitOptions: Number of options
+        libraryOptions: Options for loading
+        libraryOptionValues: Option values for loading
+        numLibraryOptions: Number of options for loading
+
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        library: Returned library
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+    """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
+        if numJitOptions.__class__ is not int or numJitOptions >> 32:
+            numJitOptions = _c.integer(
+                numJitOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numJitOptions"
+            )
+        if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+            numLibraryOptions = _c.integer(
+                numLibraryOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numLibraryOptions"
+            )
+        fileName = _c.image_file(fileName, "fileName")
+        if jitOptions.__class__ is not int:
+            jitOptions = _c.ref(
+                jitOptions,
+                c_uint,
+                "jitOptions",
+                True,
+                numJitOptions,
+                "cuLibraryLoadFromFile: numJitOptions",
+            )
+        elif jitOptions >> 64:
+            raise _c.address_error(jitOptions, "cuLibraryLoadFromFile", "jitOptions")
+        if jitOptionsValues.__class__ is not int:
+            jitOptionsValues = _c.pointer(
+                jitOptionsValues,
+                "jitOptionsValues",
+                True,
+                _c.elements(numJitOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadFromFile: numJitOptions pointers",
+            )
+        elif jitOptionsValues >> 64:
+            raise _c.address_error(jitOptionsValues, "cuLibraryLoadFromFile", "jitOptionsValues")
+        if libraryOptions.__class__ is not int:
+            libraryOptions = _c.ref(
+                libraryOptions,
+                c_uint,
+                "libraryOptions",
+                True,
+                numLibraryOptions,
+                "cuLibraryLoadFromFile: numLibraryOptions",
+            )
+        elif libraryOptions >> 64:
+            raise _c.address_error(libraryOptions, "cuLibraryLoadFromFile", "libraryOptions")
+        if libraryOptionValues.__class__ is not int:
+            libraryOptionValues = _c.pointer(
+                libraryOptionValues,
+                "libraryOptionValues",
+                True,
+                _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadFromFile: numLibraryOptions pointers",
+            )
+        elif libraryOptionValues >> 64:
+            raise _c.address_error(libraryOptionValues, "cuLibraryLoadFromFile", "libraryOptionValues")
+        library = CUlibrary()
+        try:
+            err = _cuLibraryLoadFromFile(
+                library,
+                fileName,
+                jitOptions,
+                jitOptionsValues,
+                numJitOptions,
+                libraryOptions,
+                libraryOptionValues,
+                numLibraryOptions,
+            )
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLibraryLoadFromFile",
+                (
+                    "library",
+                    "fileName",
+                    "jitOptions",
+                    "jitOptionsValues",
+                    "numJitOptions",
+                    "libraryOptions",
+                    "libraryOptionValues",
+                    "numLibraryOptions",
+                ),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+if _VERSION >= 12050:
+
+
+    def cuLibraryLoadData(
+        code: _PointerLike,
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadData(code: _PointerLike, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
+
+    Load a library with specified code and options.
+
+    Parameters:
+        code: Code to load
+        jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
+        numJitOptions: Number of options
+        libraryOptions: Options for loading
+        libraryOptionValues: Option values for loading
+        numLibraryOptions: Number of options for loading
+
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        library: Returned library
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED.
+
+    C: CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+    """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadData",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadData",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
+        if numJitOptions.__class__ is not int or numJitOptions >> 32:
+            numJitOptions = _c.integer(
+                numJitOptions, _range_unsigned_int, "cuLibraryLoadData", "numJitOptions"
+            )
+        if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+            numLibraryOptions = _c.integer(
+                numLibraryOptions, _range_unsigned_int, "cuLibraryLoadData", "numLibraryOptions"
+            )
+        if code.__class__ is not int:
+            code = _c.image(code, "code")
+        elif code >> 64:
+            raise _c.address_error(code, "cuLibraryLoadData", "code")
+        if jitOptions.__class__ is not int:
+            jitOptions = _c.ref(
+                jitOptions,
+                c_uint,
+                "jitOptions",
+                True,
+                numJitOptions,
+                "cuLibraryLoadData: numJitOptions",
+            )
+        elif jitOptions >> 64:
+            raise _c.address_error(jitOptions, "cuLibraryLoadData", "jitOptions")
+        if jitOptionsValues.__class__ is not int:
+            jitOptionsValues = _c.pointer(
+                jitOptionsValues,
+                "jitOptionsValues",
+                True,
+                _c.elements(numJitOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadData: numJitOptions pointers",
+            )
+        elif jitOptionsValues >> 64:
+            raise _c.address_error(jitOptionsValues, "cuLibraryLoadData", "jitOptionsValues")
+        if libraryOptions.__class__ is not int:
+            libraryOptions = _c.ref(
+                libraryOptions,
+                c_uint,
+                "libraryOptions",
+                True,
+                numLibraryOptions,
+                "cuLibraryLoadData: numLibraryOptions",
+            )
+        elif libraryOptions >> 64:
+            raise _c.address_error(libraryOptions, "cuLibraryLoadData", "libraryOptions")
+        if libraryOptionValues.__class__ is not int:
+            libraryOptionValues = _c.pointer(
+                libraryOptionValues,
+                "libraryOptionValues",
+                True,
+                _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadData: numLibraryOptions pointers",
+            )
+        elif libraryOptionValues >> 64:
+            raise _c.address_error(libraryOptionValues, "cuLibraryLoadData", "libraryOptionValues")
+        library = CUlibrary()
+        try:
+            err = _cuLibraryLoadData(
+                library,
+                code,
+                jitOptions,
+                jitOptionsValues,
+                numJitOptions,
+                libraryOptions,
+                libraryOptionValues,
+                numLibraryOptions,
+            )
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLibraryLoadData",
+                (
+                    "library",
+                    "code",
+                    "jitOptions",
+                    "jitOptionsValues",
+                    "numJitOptions",
+                    "libraryOptions",
+                    "libraryOptionValues",
+                    "numLibraryOptions",
+                ),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
+
+
+    def cuLibraryLoadFromFile(
+        fileName: str | bytes | None,
+        jitOptions: _c.OptionsLike | _PointerLike = None,
+        jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+        numJitOptions: int | None = None,
+        libraryOptions: _c.OptionsLike | _PointerLike = None,
+        libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+        numLibraryOptions: int | None = None,
+    ) -> tuple[CUlibrary, _c.OptionsWritten]:
+        """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[CUlibrary, _c.OptionsWritten]
+
+    Load a library with specified file and options.
+
+    Parameters:
+        fileName: File to load from
+        jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
+        numJitOptions: Number of options
+        libraryOptions: Options for loading
+        libraryOptionValues: Option values for loading
+        numLibraryOptions: Number of options for loading
+
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUlibraryOption_enum:
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: pointer
+        CU_LIBRARY_BINARY_IS_PRESERVED: unsigned int
+        CU_LIBRARY_NUM_OPTIONS: refused
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        library: Returned library
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED.
+
+    C: CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+    """
+        jitOptions_typed = _c.options_in(
+            numJitOptions,
+            jitOptions,
+            jitOptionsValues,
+            _CUjit_option_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numJitOptions", "jitOptions", "jitOptionsValues"),
+        )
+        if jitOptions_typed is not None:
+            numJitOptions, jitOptions, jitOptionsValues = (
+                jitOptions_typed.count,
+                jitOptions_typed.options,
+                jitOptions_typed.values,
+            )
+        libraryOptions_typed = _c.options_in(
+            numLibraryOptions,
+            libraryOptions,
+            libraryOptionValues,
+            _CUlibraryOption_enum_options,
+            "cuLibraryLoadFromFile",
+            ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+        )
+        if libraryOptions_typed is not None:
+            numLibraryOptions, libraryOptions, libraryOptionValues = (
+                libraryOptions_typed.count,
+                libraryOptions_typed.options,
+                libraryOptions_typed.values,
+            )
+        if numJitOptions.__class__ is not int or numJitOptions >> 32:
+            numJitOptions = _c.integer(
+                numJitOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numJitOptions"
+            )
+        if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+            numLibraryOptions = _c.integer(
+                numLibraryOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numLibraryOptions"
+            )
+        fileName = _c.image_file(fileName, "fileName")
+        if jitOptions.__class__ is not int:
+            jitOptions = _c.ref(
+                jitOptions,
+                c_uint,
+                "jitOptions",
+                True,
+                numJitOptions,
+                "cuLibraryLoadFromFile: numJitOptions",
+            )
+        elif jitOptions >> 64:
+            raise _c.address_error(jitOptions, "cuLibraryLoadFromFile", "jitOptions")
+        if jitOptionsValues.__class__ is not int:
+            jitOptionsValues = _c.pointer(
+                jitOptionsValues,
+                "jitOptionsValues",
+                True,
+                _c.elements(numJitOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadFromFile: numJitOptions pointers",
+            )
+        elif jitOptionsValues >> 64:
+            raise _c.address_error(jitOptionsValues, "cuLibraryLoadFromFile", "jitOptionsValues")
+        if libraryOptions.__class__ is not int:
+            libraryOptions = _c.ref(
+                libraryOptions,
+                c_uint,
+                "libraryOptions",
+                True,
+                numLibraryOptions,
+                "cuLibraryLoadFromFile: numLibraryOptions",
+            )
+        elif libraryOptions >> 64:
+            raise _c.address_error(libraryOptions, "cuLibraryLoadFromFile", "libraryOptions")
+        if libraryOptionValues.__class__ is not int:
+            libraryOptionValues = _c.pointer(
+                libraryOptionValues,
+                "libraryOptionValues",
+                True,
+                _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+                "cuLibraryLoadFromFile: numLibraryOptions pointers",
+            )
+        elif libraryOptionValues >> 64:
+            raise _c.address_error(libraryOptionValues, "cuLibraryLoadFromFile", "libraryOptionValues")
+        library = CUlibrary()
+        try:
+            err = _cuLibraryLoadFromFile(
+                library,
+                fileName,
+                jitOptions,
+                jitOptionsValues,
+                numJitOptions,
+                libraryOptions,
+                libraryOptionValues,
+                numLibraryOptions,
+            )
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLibraryLoadFromFile",
+                (
+                    "library",
+                    "fileName",
+                    "jitOptions",
+                    "jitOptionsValues",
+                    "numJitOptions",
+                    "libraryOptions",
+                    "libraryOptionValues",
+                    "numLibraryOptions",
+                ),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+        _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+        return library, _c.written(jitOptions_typed, libraryOptions_typed)
 
 
 def cuLibraryUnload(library: CUlibrary | _HandleLike) -> None:
@@ -17388,19 +18766,20 @@ def cuLibraryUnload(library: CUlibrary | _HandleLike) -> None:
         _c.unclaim(library)
         raise _error(err, _lib)
     _c.destroyed(library, "CUlibrary", "cuLibraryUnload")
+if _VERSION <= 12020:
 
 
-def cuLinkAddData(
-    state: CUlinkState | _HandleLike,
-    type: CUjitInputType_enum | int,
-    data: _PointerLike,
-    size: int,
-    name: str | bytes | None,
-    numOptions: int,
-    options: _PointerLike,
-    optionValues: _PointerLike,
-) -> None:
-    """cuLinkAddData(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> None
+    def cuLinkAddData(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
 
     Add an input to a pending linker invocation.
 
@@ -17414,63 +18793,114 @@ def cuLinkAddData(
         options: Options to be applied only for this input (overrides options from cuLinkCreate).
         optionValues: Array of option values, each cast to void *.
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if (
-        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
-    ) or type not in _CUjitInputType_enum_members:
-        type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
-    if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData", "numOptions")
-    if state.__class__ is not CUlinkState:
-        state = _c.handle(state, CUlinkState, "state")
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
-    elif data >> 64:
-        raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes or b"\0" in name:
-        name = _c.cstring(name, "name")
-    if options.__class__ is not int:
-        options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkAddData", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkAddData: numOptions pointers",
-        )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkAddData", "optionValues")
-    try:
-        err = _cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc,
+            _CUjit_option_enum_options,
             "cuLinkAddData",
-            ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
-        ) from None
-    if err:
-        raise _error(err, _lib)
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData", "optionValues")
+        try:
+            err = _cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
 
 
-def cuLinkAddData_v2(
-    state: CUlinkState | _HandleLike,
-    type: CUjitInputType_enum | int,
-    data: _PointerLike,
-    size: int,
-    name: str | bytes | None,
-    numOptions: int,
-    options: _PointerLike,
-    optionValues: _PointerLike,
-) -> None:
-    """cuLinkAddData_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> None
+    def cuLinkAddData_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
 
     Add an input to a pending linker invocation.
 
@@ -17484,63 +18914,114 @@ def cuLinkAddData_v2(
         options: Options to be applied only for this input (overrides options from cuLinkCreate).
         optionValues: Array of option values, each cast to void *.
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if (
-        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
-    ) or type not in _CUjitInputType_enum_members:
-        type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
-    if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData_v2", "numOptions")
-    if state.__class__ is not CUlinkState:
-        state = _c.handle(state, CUlinkState, "state")
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
-    elif data >> 64:
-        raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes or b"\0" in name:
-        name = _c.cstring(name, "name")
-    if options.__class__ is not int:
-        options = _c.ref(
-            options, c_uint, "options", True, numOptions, "cuLinkAddData_v2: numOptions"
-        )
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkAddData_v2", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkAddData_v2: numOptions pointers",
-        )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkAddData_v2", "optionValues")
-    try:
-        err = _cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc,
+            _CUjit_option_enum_options,
             "cuLinkAddData_v2",
-            ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
-        ) from None
-    if err:
-        raise _error(err, _lib)
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData_v2", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddData_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData_v2", "optionValues")
+        try:
+            err = _cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData_v2",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
 
 
-def cuLinkAddFile(
-    state: CUlinkState | _HandleLike,
-    type: CUjitInputType_enum | int,
-    path: str | bytes | None,
-    numOptions: int,
-    options: _PointerLike,
-    optionValues: _PointerLike,
-) -> None:
-    """cuLinkAddFile(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> None
+    def cuLinkAddFile(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
 
     Add a file input to a pending linker invocation.
 
@@ -17552,53 +19033,104 @@ def cuLinkAddFile(
         options: Options to be applied only for this input (overrides options from cuLinkCreate)
         optionValues: Array of option values, each cast to void *
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if (
-        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
-    ) or type not in _CUjitInputType_enum_members:
-        type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
-    if state.__class__ is not CUlinkState:
-        state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes or b"\0" in path:
-        path = _c.cstring(path, "path")
-    if options.__class__ is not int:
-        options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkAddFile", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkAddFile: numOptions pointers",
+            _CUjit_option_enum_options,
+            "cuLinkAddFile",
+            ("numOptions", "options", "optionValues"),
         )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkAddFile", "optionValues")
-    try:
-        err = _cuLinkAddFile(state, type, path, numOptions, options, optionValues)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuLinkAddFile", ("state", "type", "path", "numOptions", "options", "optionValues")
-        ) from None
-    if err:
-        raise _error(err, _lib)
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile", "optionValues")
+        try:
+            err = _cuLinkAddFile(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkAddFile", ("state", "type", "path", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
 
 
-def cuLinkAddFile_v2(
-    state: CUlinkState | _HandleLike,
-    type: CUjitInputType_enum | int,
-    path: str | bytes | None,
-    numOptions: int,
-    options: _PointerLike,
-    optionValues: _PointerLike,
-) -> None:
-    """cuLinkAddFile_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> None
+    def cuLinkAddFile_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
 
     Add a file input to a pending linker invocation.
 
@@ -17610,46 +19142,1047 @@ def cuLinkAddFile_v2(
         options: Options to be applied only for this input (overrides options from cuLinkCreate)
         optionValues: Array of option values, each cast to void *
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if (
-        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
-    ) or type not in _CUjitInputType_enum_members:
-        type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
-    if state.__class__ is not CUlinkState:
-        state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes or b"\0" in path:
-        path = _c.cstring(path, "path")
-    if options.__class__ is not int:
-        options = _c.ref(
-            options, c_uint, "options", True, numOptions, "cuLinkAddFile_v2: numOptions"
-        )
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkAddFile_v2", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkAddFile_v2: numOptions pointers",
-        )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkAddFile_v2", "optionValues")
-    try:
-        err = _cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc,
+            _CUjit_option_enum_options,
             "cuLinkAddFile_v2",
-            ("state", "type", "path", "numOptions", "options", "optionValues"),
-        ) from None
-    if err:
-        raise _error(err, _lib)
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddFile_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile_v2", "optionValues")
+        try:
+            err = _cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddFile_v2",
+                ("state", "type", "path", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+if _VERSION == 12030:
+
+
+    def cuLinkAddData(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add an input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action.
+        type: The type of the input data.
+        data: The input data.
+        size: The length of the input data.
+        name: An optional name for this input in log messages.
+        numOptions: Size of options.
+        options: Options to be applied only for this input (overrides options from cuLinkCreate).
+        optionValues: Array of option values, each cast to void *.
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddData",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData", "optionValues")
+        try:
+            err = _cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddData_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add an input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action.
+        type: The type of the input data.
+        data: The input data.
+        size: The length of the input data.
+        name: An optional name for this input in log messages.
+        numOptions: Size of options.
+        options: Options to be applied only for this input (overrides options from cuLinkCreate).
+        optionValues: Array of option values, each cast to void *.
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddData_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData_v2", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddData_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData_v2", "optionValues")
+        try:
+            err = _cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData_v2",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddFile(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add a file input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action
+        type: The type of the input data
+        path: Path to the input file
+        numOptions: Size of options
+        options: Options to be applied only for this input (overrides options from cuLinkCreate)
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddFile",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile", "optionValues")
+        try:
+            err = _cuLinkAddFile(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkAddFile", ("state", "type", "path", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddFile_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add a file input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action
+        type: The type of the input data
+        path: Path to the input file
+        numOptions: Size of options
+        options: Options to be applied only for this input (overrides options from cuLinkCreate)
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddFile_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddFile_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile_v2", "optionValues")
+        try:
+            err = _cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddFile_v2",
+                ("state", "type", "path", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+if _VERSION >= 12040:
+
+
+    def cuLinkAddData(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add an input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action.
+        type: The type of the input data.
+        data: The input data.
+        size: The length of the input data.
+        name: An optional name for this input in log messages.
+        numOptions: Size of options.
+        options: Options to be applied only for this input (overrides options from cuLinkCreate).
+        optionValues: Array of option values, each cast to void *.
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddData",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData", "optionValues")
+        try:
+            err = _cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddData_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        data: _PointerLike,
+        size: int,
+        name: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddData_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, data: _PointerLike, size: int, name: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add an input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action.
+        type: The type of the input data.
+        data: The input data.
+        size: The length of the input data.
+        name: An optional name for this input in log messages.
+        numOptions: Size of options.
+        options: Options to be applied only for this input (overrides options from cuLinkCreate).
+        optionValues: Array of option values, each cast to void *.
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddData_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
+        if size.__class__ is not int or size >> 64:
+            size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddData_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if data.__class__ is not int:
+            data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
+        elif data >> 64:
+            raise _c.address_error(data, "cuLinkAddData_v2", "data")
+        if name.__class__ is not bytes or b"\0" in name:
+            name = _c.cstring(name, "name")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddData_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddData_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddData_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddData_v2", "optionValues")
+        try:
+            err = _cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddData_v2",
+                ("state", "type", "data", "size", "name", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddFile(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add a file input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action
+        type: The type of the input data
+        path: Path to the input file
+        numOptions: Size of options
+        options: Options to be applied only for this input (overrides options from cuLinkCreate)
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddFile",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile", "optionValues")
+        try:
+            err = _cuLinkAddFile(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkAddFile", ("state", "type", "path", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
+
+
+    def cuLinkAddFile_v2(
+        state: CUlinkState | _HandleLike,
+        type: CUjitInputType_enum | int,
+        path: str | bytes | None,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> _c.OptionsWritten:
+        """cuLinkAddFile_v2(state: CUlinkState | _HandleLike, type: CUjitInputType_enum | int, path: str | bytes | None, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> _c.OptionsWritten
+
+    Add a file input to a pending linker invocation.
+
+    Parameters:
+        state: A pending linker action
+        type: The type of the input data
+        path: Path to the input file
+        numOptions: Size of options
+        options: Options to be applied only for this input (overrides options from cuLinkCreate)
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU.
+
+    C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkAddFile_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if (
+            type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+        ) or type not in _CUjitInputType_enum_members:
+            type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
+        if state.__class__ is not CUlinkState:
+            state = _c.handle(state, CUlinkState, "state")
+        if path.__class__ is not bytes or b"\0" in path:
+            path = _c.cstring(path, "path")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkAddFile_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkAddFile_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkAddFile_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkAddFile_v2", "optionValues")
+        try:
+            err = _cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc,
+                "cuLinkAddFile_v2",
+                ("state", "type", "path", "numOptions", "options", "optionValues"),
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        return _c.written(options_typed)
 
 
 def cuLinkComplete(state: CUlinkState | _HandleLike) -> tuple[int, int]:
@@ -17684,57 +20217,15 @@ def cuLinkComplete(state: CUlinkState | _HandleLike) -> tuple[int, int]:
     if err:
         raise _error(err, _lib)
     return cubinOut or 0, sizeOut
+if _VERSION <= 12020:
 
 
-def cuLinkCreate(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState:
-    """cuLinkCreate(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState
-
-    Creates a pending JIT linker invocation.
-
-    Parameters:
-        numOptions: Size of options arrays
-        options: Array of linker and compiler options
-        optionValues: Array of option values, each cast to void *
-
-    Returns:
-        stateOut: On success, this will contain a CUlinkState to specify and complete this action
-
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
-
-    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
-    """
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate", "numOptions")
-    if options.__class__ is not int:
-        options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkCreate: numOptions")
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkCreate", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
-            optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkCreate: numOptions pointers",
-        )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkCreate", "optionValues")
-    stateOut = CUlinkState()
-    try:
-        err = _cuLinkCreate(numOptions, options, optionValues, stateOut)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuLinkCreate", ("numOptions", "options", "optionValues", "stateOut")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-    return stateOut
-
-
-def cuLinkCreate_v2(
-    numOptions: int, options: _PointerLike, optionValues: _PointerLike
-) -> CUlinkState:
-    """cuLinkCreate_v2(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState
+    def cuLinkCreate(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
 
     Creates a pending JIT linker invocation.
 
@@ -17743,41 +20234,624 @@ def cuLinkCreate_v2(
         options: Array of linker and compiler options
         optionValues: Array of option values, each cast to void *
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
     Returns:
         stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
     """
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate_v2", "numOptions")
-    if options.__class__ is not int:
-        options = _c.ref(
-            options, c_uint, "options", True, numOptions, "cuLinkCreate_v2: numOptions"
-        )
-    elif options >> 64:
-        raise _c.address_error(options, "cuLinkCreate_v2", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuLinkCreate_v2: numOptions pointers",
+            _CUjit_option_enum_options,
+            "cuLinkCreate",
+            ("numOptions", "options", "optionValues"),
         )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuLinkCreate_v2", "optionValues")
-    stateOut = CUlinkState()
-    try:
-        err = _cuLinkCreate_v2(numOptions, options, optionValues, stateOut)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuLinkCreate_v2", ("numOptions", "options", "optionValues", "stateOut")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-    return stateOut
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkCreate: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
+
+
+    def cuLinkCreate_v2(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate_v2(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
+
+    Creates a pending JIT linker invocation.
+
+    Parameters:
+        numOptions: Size of options arrays
+        options: Array of linker and compiler options
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkCreate_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate_v2", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkCreate_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate_v2", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate_v2(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate_v2", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
+if _VERSION == 12030:
+
+
+    def cuLinkCreate(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
+
+    Creates a pending JIT linker invocation.
+
+    Parameters:
+        numOptions: Size of options arrays
+        options: Array of linker and compiler options
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkCreate",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkCreate: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
+
+
+    def cuLinkCreate_v2(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate_v2(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
+
+    Creates a pending JIT linker invocation.
+
+    Parameters:
+        numOptions: Size of options arrays
+        options: Array of linker and compiler options
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkCreate_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate_v2", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkCreate_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate_v2", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate_v2(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate_v2", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
+if _VERSION >= 12040:
+
+
+    def cuLinkCreate(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
+
+    Creates a pending JIT linker invocation.
+
+    Parameters:
+        numOptions: Size of options arrays
+        options: Array of linker and compiler options
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkCreate",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkCreate: numOptions")
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
+
+
+    def cuLinkCreate_v2(
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUlinkState, _c.OptionsWritten]:
+        """cuLinkCreate_v2(numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUlinkState, _c.OptionsWritten]
+
+    Creates a pending JIT linker invocation.
+
+    Parameters:
+        numOptions: Size of options arrays
+        options: Array of linker and compiler options
+        optionValues: Array of option values, each cast to void *
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    C may write through the options until stateOut is destroyed (a link state's logs; a library loaded lazily): they are kept with the stateOut object, and the OptionsWritten reads them when asked.
+
+    Returns:
+        stateOut: On success, this will contain a CUlinkState to specify and complete this action
+        written: what C wrote back through the typed options
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuLinkCreate_v2",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkCreate_v2", "numOptions")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuLinkCreate_v2: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuLinkCreate_v2", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuLinkCreate_v2: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuLinkCreate_v2", "optionValues")
+        stateOut = CUlinkState()
+        try:
+            err = _cuLinkCreate_v2(numOptions, options, optionValues, stateOut)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuLinkCreate_v2", ("numOptions", "options", "optionValues", "stateOut")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.keep_options(stateOut, options_typed)
+        return stateOut, _c.written(options_typed)
 
 
 def cuLinkDestroy(state: CUlinkState | _HandleLike) -> None:
@@ -23419,12 +26493,16 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _error(err, _lib)
     _c.child_of_current(module, cuCtxGetCurrent)
     return module
+if _VERSION <= 12020:
 
 
-def cuModuleLoadDataEx(
-    image: _PointerLike, numOptions: int, options: _PointerLike, optionValues: _PointerLike
-) -> CUmodule:
-    """cuModuleLoadDataEx(image: _PointerLike, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUmodule
+    def cuModuleLoadDataEx(
+        image: _PointerLike,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUmodule, _c.OptionsWritten]:
+        """cuModuleLoadDataEx(image: _PointerLike, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUmodule, _c.OptionsWritten]
 
     Load a module's data with options.
 
@@ -23434,8 +26512,45 @@ def cuModuleLoadDataEx(
         options: Options for JIT
         optionValues: Option values for JIT
 
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_NUM_OPTIONS: refused
+
     Returns:
         module: Returned module
+        written: what C wrote back through the typed options
 
     module dies with the current context: its checked destroy marks the handle object destroyed too.
 
@@ -23443,39 +26558,281 @@ def cuModuleLoadDataEx(
 
     C: CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if numOptions.__class__ is not int or numOptions >> 32:
-        numOptions = _c.integer(numOptions, _range_unsigned_int, "cuModuleLoadDataEx", "numOptions")
-    if image.__class__ is not int:
-        image = _c.image(image, "image")
-    elif image >> 64:
-        raise _c.address_error(image, "cuModuleLoadDataEx", "image")
-    if options.__class__ is not int:
-        options = _c.ref(
-            options, c_uint, "options", True, numOptions, "cuModuleLoadDataEx: numOptions"
-        )
-    elif options >> 64:
-        raise _c.address_error(options, "cuModuleLoadDataEx", "options")
-    if optionValues.__class__ is not int:
-        optionValues = _c.pointer(
+        options_typed = _c.options_in(
+            numOptions,
+            options,
             optionValues,
-            "optionValues",
-            True,
-            _c.elements(numOptions, _c.POINTER_SIZE),
-            "cuModuleLoadDataEx: numOptions pointers",
+            _CUjit_option_enum_options,
+            "cuModuleLoadDataEx",
+            ("numOptions", "options", "optionValues"),
         )
-    elif optionValues >> 64:
-        raise _c.address_error(optionValues, "cuModuleLoadDataEx", "optionValues")
-    module = CUmodule()
-    try:
-        err = _cuModuleLoadDataEx(module, image, numOptions, options, optionValues)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuModuleLoadDataEx", ("module", "image", "numOptions", "options", "optionValues")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-    _c.child_of_current(module, cuCtxGetCurrent)
-    return module
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuModuleLoadDataEx", "numOptions")
+        if image.__class__ is not int:
+            image = _c.image(image, "image")
+        elif image >> 64:
+            raise _c.address_error(image, "cuModuleLoadDataEx", "image")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuModuleLoadDataEx: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuModuleLoadDataEx", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuModuleLoadDataEx: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuModuleLoadDataEx", "optionValues")
+        module = CUmodule()
+        try:
+            err = _cuModuleLoadDataEx(module, image, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuModuleLoadDataEx", ("module", "image", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.child_of_current(module, cuCtxGetCurrent)
+        return module, _c.written(options_typed)
+if _VERSION == 12030:
+
+
+    def cuModuleLoadDataEx(
+        image: _PointerLike,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUmodule, _c.OptionsWritten]:
+        """cuModuleLoadDataEx(image: _PointerLike, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUmodule, _c.OptionsWritten]
+
+    Load a module's data with options.
+
+    Parameters:
+        image: Module data to load
+        numOptions: Number of options
+        options: Options for JIT
+        optionValues: Option values for JIT
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Returns:
+        module: Returned module
+        written: what C wrote back through the typed options
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuModuleLoadDataEx",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuModuleLoadDataEx", "numOptions")
+        if image.__class__ is not int:
+            image = _c.image(image, "image")
+        elif image >> 64:
+            raise _c.address_error(image, "cuModuleLoadDataEx", "image")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuModuleLoadDataEx: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuModuleLoadDataEx", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuModuleLoadDataEx: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuModuleLoadDataEx", "optionValues")
+        module = CUmodule()
+        try:
+            err = _cuModuleLoadDataEx(module, image, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuModuleLoadDataEx", ("module", "image", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.child_of_current(module, cuCtxGetCurrent)
+        return module, _c.written(options_typed)
+if _VERSION >= 12040:
+
+
+    def cuModuleLoadDataEx(
+        image: _PointerLike,
+        numOptions: int | None = None,
+        options: _c.OptionsLike | _PointerLike = None,
+        optionValues: _c.OptionsLike | _PointerLike = None,
+    ) -> tuple[CUmodule, _c.OptionsWritten]:
+        """cuModuleLoadDataEx(image: _PointerLike, numOptions: int | None = None, options: _c.OptionsLike | _PointerLike = None, optionValues: _c.OptionsLike | _PointerLike = None) -> tuple[CUmodule, _c.OptionsWritten]
+
+    Load a module's data with options.
+
+    Parameters:
+        image: Module data to load
+        numOptions: Number of options
+        options: Options for JIT
+        optionValues: Option values for JIT
+
+    options takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list optionValues of their values (cuda-bindings' form: then the first numOptions of each); numOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by CUjit_option_enum:
+        CU_JIT_MAX_REGISTERS: unsigned int
+        CU_JIT_THREADS_PER_BLOCK: unsigned int, written back
+        CU_JIT_WALL_TIME: float, written back
+        CU_JIT_INFO_LOG_BUFFER: log (length: CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_ERROR_LOG_BUFFER: log (length: CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: unsigned int, written back
+        CU_JIT_OPTIMIZATION_LEVEL: unsigned int
+        CU_JIT_TARGET_FROM_CUCONTEXT: none
+        CU_JIT_TARGET: enum CUjit_target
+        CU_JIT_FALLBACK_STRATEGY: enum CUjit_fallback
+        CU_JIT_GENERATE_DEBUG_INFO: int
+        CU_JIT_LOG_VERBOSE: int
+        CU_JIT_GENERATE_LINE_INFO: int
+        CU_JIT_CACHE_MODE: enum CUjit_cacheMode_enum
+        CU_JIT_NEW_SM3X_OPT: refused
+        CU_JIT_FAST_COMPILE: refused
+        CU_JIT_GLOBAL_SYMBOL_NAMES: strings (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES: pointers (length: CU_JIT_GLOBAL_SYMBOL_COUNT)
+        CU_JIT_GLOBAL_SYMBOL_COUNT: unsigned int
+        CU_JIT_LTO: int
+        CU_JIT_FTZ: int
+        CU_JIT_PREC_DIV: int
+        CU_JIT_PREC_SQRT: int
+        CU_JIT_FMA: int
+        CU_JIT_REFERENCED_KERNEL_NAMES: strings (length: CU_JIT_REFERENCED_KERNEL_COUNT)
+        CU_JIT_REFERENCED_KERNEL_COUNT: unsigned int
+        CU_JIT_REFERENCED_VARIABLE_NAMES: strings (length: CU_JIT_REFERENCED_VARIABLE_COUNT)
+        CU_JIT_REFERENCED_VARIABLE_COUNT: unsigned int
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: int
+        CU_JIT_POSITION_INDEPENDENT_CODE: int
+        CU_JIT_MIN_CTA_PER_SM: unsigned int
+        CU_JIT_MAX_THREADS_PER_BLOCK: int
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES: int
+        CU_JIT_NUM_OPTIONS: refused
+
+    Returns:
+        module: Returned module
+        written: what C wrote back through the typed options
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
+
+    C: CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+    """
+        options_typed = _c.options_in(
+            numOptions,
+            options,
+            optionValues,
+            _CUjit_option_enum_options,
+            "cuModuleLoadDataEx",
+            ("numOptions", "options", "optionValues"),
+        )
+        if options_typed is not None:
+            numOptions, options, optionValues = (
+                options_typed.count,
+                options_typed.options,
+                options_typed.values,
+            )
+        if numOptions.__class__ is not int or numOptions >> 32:
+            numOptions = _c.integer(numOptions, _range_unsigned_int, "cuModuleLoadDataEx", "numOptions")
+        if image.__class__ is not int:
+            image = _c.image(image, "image")
+        elif image >> 64:
+            raise _c.address_error(image, "cuModuleLoadDataEx", "image")
+        if options.__class__ is not int:
+            options = _c.ref(
+                options, c_uint, "options", True, numOptions, "cuModuleLoadDataEx: numOptions"
+            )
+        elif options >> 64:
+            raise _c.address_error(options, "cuModuleLoadDataEx", "options")
+        if optionValues.__class__ is not int:
+            optionValues = _c.pointer(
+                optionValues,
+                "optionValues",
+                True,
+                _c.elements(numOptions, _c.POINTER_SIZE),
+                "cuModuleLoadDataEx: numOptions pointers",
+            )
+        elif optionValues >> 64:
+            raise _c.address_error(optionValues, "cuModuleLoadDataEx", "optionValues")
+        module = CUmodule()
+        try:
+            err = _cuModuleLoadDataEx(module, image, numOptions, options, optionValues)
+        except _ArgumentError as exc:
+            raise _c.argument_error(
+                exc, "cuModuleLoadDataEx", ("module", "image", "numOptions", "options", "optionValues")
+            ) from None
+        if err:
+            raise _c.with_written(_error(err, _lib), options_typed)
+        _c.child_of_current(module, cuCtxGetCurrent)
+        return module, _c.written(options_typed)
 
 
 def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:

@@ -2,39 +2,39 @@
  * Remake with `cudart-bindgen generate --all`.
  *
  * CUDA 12.0 (the view cudart._fast_driver_12000, of cudart.driver_12000): 450 functions,
- * 274 of them checked in C (176 checked functions stay Python only).
+ * 272 of them checked in C (178 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.0.146 (driver wheel)
  *
  * CUDA 12.1 (the view cudart._fast_driver_12010, of cudart.driver_12010): 461 functions,
- * 280 of them checked in C (181 checked functions stay Python only).
+ * 278 of them checked in C (183 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.1.105 (driver wheel)
  *
  * CUDA 12.2 (the view cudart._fast_driver_12020, of cudart.driver_12020): 466 functions,
- * 282 of them checked in C (184 checked functions stay Python only).
+ * 280 of them checked in C (186 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.2.140 (driver wheel)
  *
  * CUDA 12.3 (the view cudart._fast_driver_12030, of cudart.driver_12030): 478 functions,
- * 287 of them checked in C (191 checked functions stay Python only).
+ * 285 of them checked in C (193 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.3.101 (driver wheel)
  *
  * CUDA 12.4 (the view cudart._fast_driver_12040, of cudart.driver_12040): 499 functions,
- * 298 of them checked in C (201 checked functions stay Python only).
+ * 296 of them checked in C (203 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.4.127 (driver wheel)
  *
  * CUDA 12.5 (the view cudart._fast_driver_12050, of cudart.driver_12050): 505 functions,
- * 303 of them checked in C (202 checked functions stay Python only).
+ * 301 of them checked in C (204 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.5.82 (driver wheel)
  *
  * CUDA 12.6 (the view cudart._fast_driver_12060, of cudart.driver_12060): 505 functions,
- * 303 of them checked in C (202 checked functions stay Python only).
+ * 301 of them checked in C (204 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.6.77 (driver wheel)
  *
  * CUDA 12.8 (the view cudart._fast_driver_12080, of cudart.driver_12080): 517 functions,
- * 314 of them checked in C (203 checked functions stay Python only).
+ * 312 of them checked in C (205 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.8.90 (driver wheel)
  *
  * CUDA 12.9 (the view cudart._fast_driver_12090, of cudart.driver_12090): 522 functions,
- * 316 of them checked in C (206 checked functions stay Python only).
+ * 314 of them checked in C (208 checked functions stay Python only).
  * source: nvidia-cuda-runtime-cu12==12.9.79 (driver wheel)
  *
  * cudart._fast_driver_12: the compiled backend of every CUDA 12.x release's cudart.driver_<ver>
@@ -1335,8 +1335,6 @@ enum {
     cudart_checked_index_cuLibraryGetKernelCount,
     cudart_checked_index_cuLibraryUnload,
     cudart_checked_index_cuLinkComplete,
-    cudart_checked_index_cuLinkCreate,
-    cudart_checked_index_cuLinkCreate_v2,
     cudart_checked_index_cuLinkDestroy,
     cudart_checked_index_cuLogsCurrent,
     cudart_checked_index_cuLogsUnregisterCallback,
@@ -24970,53 +24968,6 @@ done:
     return result;
 }
 
-static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    cudart_view *view = cudart_checked_view(self);
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    unsigned long long un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long o3 = 0;
-    a3 = &o3;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    if (!(cudart_c_unsigned(x0, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
-        goto reference;
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    if (!cudart_c_address(x1, 0, 0, &a1))
-        goto reference;
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    if (!cudart_c_address(x2, 1, 0, &a2))
-        goto reference;
-    CUDART_BOUND(cuLinkCreate, cuLinkCreate_v2,);
-    if (slot == CUDART_UNBOUND)
-        goto reference;
-    int recorded = CUDART_RECORDED(cuLinkCreate, "(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
-    if (recorded < 0)
-        return NULL;
-    unsigned int r = 0;
-    if (!recorded) {
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2, a3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(view->reports[cudart_checked_index_cuLinkCreate]) &&
-        cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise(view, (long long)r);
-    }
-    return cudart_c_new_handle(view->handles[cudart_handle_CUlinkState], &o3);
-    }
-reference:
-    return cudart_c_fallback(view->references[cudart_checked_index_cuLinkCreate], args, nargs, kwnames);
-}
-
 PyDoc_STRVAR(cudart_doc_cuLinkCreate_v2, "cuLinkCreate_v2($module, numOptions, options, optionValues, stateOut, /)\n--\n\nCUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)\n\nCreates a pending JIT linker invocation.\n\nParameters:\n    numOptions: Size of options arrays\n    options: Array of linker and compiler options\n    optionValues: Array of option values, each cast to void *\n    stateOut: On success, this will contain a CUlinkState to specify and complete this action\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND");
 typedef unsigned int (*cudart_abi_cuLinkCreate_v2)(unsigned int, void *, void *, void *);
 CUDART_PROTOTYPE(cuLinkCreate_v2, cuLinkCreate_v2, CUresult (*)(unsigned int, CUjit_option *, void **, CUlinkState *));
@@ -25081,53 +25032,6 @@ done:
     cudart_release(&b2);
     cudart_release(&b3);
     return result;
-}
-
-static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    cudart_view *view = cudart_checked_view(self);
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    unsigned long long un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long o3 = 0;
-    a3 = &o3;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    if (!(cudart_c_unsigned(x0, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
-        goto reference;
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    if (!cudart_c_address(x1, 0, 0, &a1))
-        goto reference;
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    if (!cudart_c_address(x2, 1, 0, &a2))
-        goto reference;
-    CUDART_BOUND(cuLinkCreate_v2, cuLinkCreate_v2,);
-    if (slot == CUDART_UNBOUND)
-        goto reference;
-    int recorded = CUDART_RECORDED(cuLinkCreate_v2, "(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
-    if (recorded < 0)
-        return NULL;
-    unsigned int r = 0;
-    if (!recorded) {
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2, a3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(view->reports[cudart_checked_index_cuLinkCreate_v2]) &&
-        cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise(view, (long long)r);
-    }
-    return cudart_c_new_handle(view->handles[cudart_handle_CUlinkState], &o3);
-    }
-reference:
-    return cudart_c_fallback(view->references[cudart_checked_index_cuLinkCreate_v2], args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(cudart_doc_cuLinkDestroy, "cuLinkDestroy($module, state, /)\n--\n\nCUresult cuLinkDestroy(CUlinkState state)\n\nDestroys state for a JIT linker invocation.\n\nParameters:\n    state: State object for the linker invocation\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE");
@@ -47956,8 +47860,6 @@ enum {
 #endif
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
 #if CUDART_V(12090)
     cudart_checked_row_cuLogsCurrent,
@@ -49285,8 +49187,6 @@ static const cudart_checked_entry cudart_checked_table[cudart_checked_row_count_
 #endif
     CUDART_CHECKED(cuLibraryUnload,),
     CUDART_CHECKED(cuLinkComplete,),
-    CUDART_CHECKED(cuLinkCreate,),
-    CUDART_CHECKED(cuLinkCreate_v2,),
     CUDART_CHECKED(cuLinkDestroy,),
 #if CUDART_V(12090)
     CUDART_CHECKED(cuLogsCurrent,),
@@ -50111,8 +50011,6 @@ static const unsigned short cudart_checked_12000[] = {
     cudart_checked_row_cuKernelSetCacheConfig,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -50958,8 +50856,6 @@ static const unsigned short cudart_checked_12010[] = {
     cudart_checked_row_cuKernelSetCacheConfig,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -51819,8 +51715,6 @@ static const unsigned short cudart_checked_12020[] = {
     cudart_checked_row_cuKernelSetCacheConfig,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -52695,8 +52589,6 @@ static const unsigned short cudart_checked_12030[] = {
     cudart_checked_row_cuKernelSetCacheConfig,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -53603,8 +53495,6 @@ static const unsigned short cudart_checked_12040[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -54525,8 +54415,6 @@ static const unsigned short cudart_checked_12050[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -55448,8 +55336,6 @@ static const unsigned short cudart_checked_12060[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -56390,8 +56276,6 @@ static const unsigned short cudart_checked_12080[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuMemAddressFree,
     cudart_checked_row_cuMemAddressReserve_12000,
@@ -57342,8 +57226,6 @@ static const unsigned short cudart_checked_12090[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogsCurrent,
     cudart_checked_row_cuLogsUnregisterCallback,

@@ -2,27 +2,27 @@
  * Remake with `cudart-bindgen generate --all`.
  *
  * CUDA 13.0 (the view cudart._fast_driver_13000, of cudart.driver_13000): 532 functions,
- * 323 of them checked in C (209 checked functions stay Python only).
+ * 321 of them checked in C (211 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.0.96 (driver wheel)
  *
  * CUDA 13.1 (the view cudart._fast_driver_13010, of cudart.driver_13010): 541 functions,
- * 330 of them checked in C (211 checked functions stay Python only).
+ * 328 of them checked in C (213 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.1.80 (driver wheel)
  *
  * CUDA 13.2 (the view cudart._fast_driver_13020, of cudart.driver_13020): 553 functions,
- * 338 of them checked in C (215 checked functions stay Python only).
+ * 336 of them checked in C (217 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.2.86 (driver wheel)
  *
  * CUDA 13.3 (the view cudart._fast_driver_13030, of cudart.driver_13030): 566 functions,
- * 349 of them checked in C (217 checked functions stay Python only).
+ * 347 of them checked in C (219 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.3.29 (driver wheel)
  *
  * CUDA 13.4 (the view cudart._fast_driver_13040, of cudart.driver_13040): 573 functions,
- * 353 of them checked in C (220 checked functions stay Python only).
+ * 351 of them checked in C (222 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.4.92 (driver wheel)
  *
  * CUDA 13.5 (the view cudart._fast_driver_13050, of cudart.driver_13050): 575 functions,
- * 355 of them checked in C (220 checked functions stay Python only).
+ * 353 of them checked in C (222 checked functions stay Python only).
  * source: nvidia-cuda-runtime==13.5.37 (driver wheel)
  *
  * cudart._fast_driver_13: the compiled backend of every CUDA 13.x release's cudart.driver_<ver>
@@ -1440,8 +1440,6 @@ enum {
     cudart_checked_index_cuLibraryGetKernelCount,
     cudart_checked_index_cuLibraryUnload,
     cudart_checked_index_cuLinkComplete,
-    cudart_checked_index_cuLinkCreate,
-    cudart_checked_index_cuLinkCreate_v2,
     cudart_checked_index_cuLinkDestroy,
     cudart_checked_index_cuLogicalEndpointAddDevice,
     cudart_checked_index_cuLogicalEndpointBindAddr,
@@ -26542,53 +26540,6 @@ done:
     return result;
 }
 
-static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    cudart_view *view = cudart_checked_view(self);
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    unsigned long long un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long o3 = 0;
-    a3 = &o3;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    if (!(cudart_c_unsigned(x0, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
-        goto reference;
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    if (!cudart_c_address(x1, 0, 0, &a1))
-        goto reference;
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    if (!cudart_c_address(x2, 1, 0, &a2))
-        goto reference;
-    CUDART_BOUND(cuLinkCreate, cuLinkCreate_v2,);
-    if (slot == CUDART_UNBOUND)
-        goto reference;
-    int recorded = CUDART_RECORDED(cuLinkCreate, "(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
-    if (recorded < 0)
-        return NULL;
-    unsigned int r = 0;
-    if (!recorded) {
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2, a3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(view->reports[cudart_checked_index_cuLinkCreate]) &&
-        cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise(view, (long long)r);
-    }
-    return cudart_c_new_handle(view->handles[cudart_handle_CUlinkState], &o3);
-    }
-reference:
-    return cudart_c_fallback(view->references[cudart_checked_index_cuLinkCreate], args, nargs, kwnames);
-}
-
 PyDoc_STRVAR(cudart_doc_cuLinkCreate_v2, "cuLinkCreate_v2($module, numOptions, options, optionValues, stateOut, /)\n--\n\nCUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)\n\nCreates a pending JIT linker invocation.\n\nParameters:\n    numOptions: Size of options arrays\n    options: Array of linker and compiler options\n    optionValues: Array of option values, each cast to void *\n    stateOut: On success, this will contain a CUlinkState to specify and complete this action\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND");
 typedef unsigned int (*cudart_abi_cuLinkCreate_v2)(unsigned int, void *, void *, void *);
 CUDART_PROTOTYPE(cuLinkCreate_v2, cuLinkCreate_v2, CUresult (*)(unsigned int, CUjit_option *, void **, CUlinkState *));
@@ -26653,53 +26604,6 @@ done:
     cudart_release(&b2);
     cudart_release(&b3);
     return result;
-}
-
-static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    cudart_view *view = cudart_checked_view(self);
-    Py_ssize_t nargs = CUDART_NARGS(nargsf);
-    if (kwnames || nargs < 3 || nargs > 3)
-        goto reference;
-    {
-    unsigned long long un;
-    unsigned long long u0;
-    void *a1;
-    void *a2;
-    void *a3;
-    unsigned long long o3 = 0;
-    a3 = &o3;
-    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
-    if (!(cudart_c_unsigned(x0, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
-        goto reference;
-    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
-    if (!cudart_c_address(x1, 0, 0, &a1))
-        goto reference;
-    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
-    if (!cudart_c_address(x2, 1, 0, &a2))
-        goto reference;
-    CUDART_BOUND(cuLinkCreate_v2, cuLinkCreate_v2,);
-    if (slot == CUDART_UNBOUND)
-        goto reference;
-    int recorded = CUDART_RECORDED(cuLinkCreate_v2, "(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
-    if (recorded < 0)
-        return NULL;
-    unsigned int r = 0;
-    if (!recorded) {
-        Py_BEGIN_ALLOW_THREADS
-        r = fn((unsigned int)u0, a1, a2, a3);
-        Py_END_ALLOW_THREADS
-    }
-    if (CUDART_LOAD_RELAXED(view->reports[cudart_checked_index_cuLinkCreate_v2]) &&
-        cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
-        return NULL;
-    if (r) {
-        return cudart_c_raise(view, (long long)r);
-    }
-    return cudart_c_new_handle(view->handles[cudart_handle_CUlinkState], &o3);
-    }
-reference:
-    return cudart_c_fallback(view->references[cudart_checked_index_cuLinkCreate_v2], args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(cudart_doc_cuLinkDestroy, "cuLinkDestroy($module, state, /)\n--\n\nCUresult cuLinkDestroy(CUlinkState state)\n\nDestroys state for a JIT linker invocation.\n\nParameters:\n    state: State object for the linker invocation\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE");
@@ -52796,8 +52700,6 @@ enum {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
 #if CUDART_V(13030) || CUDART_V(13040) || CUDART_V(13050)
     cudart_checked_row_cuLogicalEndpointAddDevice,
@@ -54220,8 +54122,6 @@ static const cudart_checked_entry cudart_checked_table[cudart_checked_row_count_
     CUDART_CHECKED(cuLibraryGetKernelCount,),
     CUDART_CHECKED(cuLibraryUnload,),
     CUDART_CHECKED(cuLinkComplete,),
-    CUDART_CHECKED(cuLinkCreate,),
-    CUDART_CHECKED(cuLinkCreate_v2,),
     CUDART_CHECKED(cuLinkDestroy,),
 #if CUDART_V(13030) || CUDART_V(13040) || CUDART_V(13050)
     CUDART_CHECKED(cuLogicalEndpointAddDevice,),
@@ -55214,8 +55114,6 @@ static const unsigned short cudart_checked_13000[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogsCurrent,
     cudart_checked_row_cuLogsUnregisterCallback,
@@ -56200,8 +56098,6 @@ static const unsigned short cudart_checked_13010[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogsCurrent,
     cudart_checked_row_cuLogsUnregisterCallback,
@@ -57204,8 +57100,6 @@ static const unsigned short cudart_checked_13020[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogsCurrent,
     cudart_checked_row_cuLogsUnregisterCallback,
@@ -58226,8 +58120,6 @@ static const unsigned short cudart_checked_13030[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogicalEndpointAddDevice,
     cudart_checked_row_cuLogicalEndpointBindAddr,
@@ -59271,8 +59163,6 @@ static const unsigned short cudart_checked_13040[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogicalEndpointAddDevice,
     cudart_checked_row_cuLogicalEndpointBindAddr,
@@ -60321,8 +60211,6 @@ static const unsigned short cudart_checked_13050[] = {
     cudart_checked_row_cuLibraryGetKernelCount,
     cudart_checked_row_cuLibraryUnload,
     cudart_checked_row_cuLinkComplete,
-    cudart_checked_row_cuLinkCreate,
-    cudart_checked_row_cuLinkCreate_v2,
     cudart_checked_row_cuLinkDestroy,
     cudart_checked_row_cuLogicalEndpointAddDevice,
     cudart_checked_row_cuLogicalEndpointBindAddr,

@@ -103,6 +103,9 @@ from .sys_13050 import (
     cudaHostNodeParams,
     cudaIpcEventHandle_t,
     cudaIpcMemHandle_t,
+    cudaJitOption,
+    cudaJit_CacheMode,
+    cudaJit_Fallback,
     cudaKernelNodeParams,
     cudaKernel_t,
     cudaLaunchAttributeID,
@@ -116,6 +119,7 @@ from .sys_13050 import (
     cudaLaunchConfig_t,
     cudaLaunchMemSyncDomain,
     cudaLaunchMemSyncDomainMap,
+    cudaLibraryOption,
     cudaLibrary_t,
     cudaLimit,
     cudaLogIterator,
@@ -2227,6 +2231,9 @@ _range_cudaGraphMemAttributeType = (
     None,
     "enum cudaGraphMemAttributeType",
 )
+_range_cudaJit_CacheMode = (cudaJit_CacheMode, 0, 4294967295, None, "enum cudaJit_CacheMode")
+_range_cudaJit_Fallback = (cudaJit_Fallback, 0, 4294967295, None, "enum cudaJit_Fallback")
+_range_cudaJitOption = (cudaJitOption, 0, 4294967295, None, "enum cudaJitOption")
 _range_cudaLaunchAttributeID = (
     cudaLaunchAttributeID,
     0,
@@ -2234,6 +2241,7 @@ _range_cudaLaunchAttributeID = (
     None,
     "enum cudaLaunchAttributeID",
 )
+_range_cudaLibraryOption = (cudaLibraryOption, 0, 4294967295, None, "enum cudaLibraryOption")
 _range_cudaLimit = (cudaLimit, 0, 4294967295, None, "enum cudaLimit")
 _range_cudaLogIterator_unsigned_int = (0, 4294967295, "cudaLogIterator (unsigned int)")
 _range_cudaMemAllocationHandleType = (
@@ -2285,6 +2293,44 @@ _range_unsigned_short = (0, 65535, "unsigned short")
 _range_VdpDevice_unsigned_int = (0, 4294967295, "VdpDevice (unsigned int)")
 _range_VdpOutputSurface_unsigned_int = (0, 4294967295, "VdpOutputSurface (unsigned int)")
 _range_VdpVideoSurface_unsigned_int = (0, 4294967295, "VdpVideoSurface (unsigned int)")
+
+# Per option enum, each option's value type (generator/jit_options.py decided them from
+# the header's docs): what the typed option lists convert through (cudart._jitoptions).
+_cudaJitOption_options = _c.OptionTable(
+    _range_cudaJitOption,
+    {
+        0: _c.OptionValue("unsigned int", _range_unsigned_int),  # cudaJitMaxRegisters
+        1: _c.OptionValue("unsigned int", _range_unsigned_int, out=True),  # cudaJitThreadsPerBlock
+        2: _c.OptionValue("float", out=True),  # cudaJitWallTime
+        3: _c.OptionValue("log", length=4),  # cudaJitInfoLogBuffer
+        4: _c.OptionValue(
+            "unsigned int", _range_unsigned_int, out=True
+        ),  # cudaJitInfoLogBufferSizeBytes
+        5: _c.OptionValue("log", length=6),  # cudaJitErrorLogBuffer
+        6: _c.OptionValue(
+            "unsigned int", _range_unsigned_int, out=True
+        ),  # cudaJitErrorLogBufferSizeBytes
+        7: _c.OptionValue("unsigned int", _range_unsigned_int),  # cudaJitOptimizationLevel
+        10: _c.OptionValue("enum", _range_cudaJit_Fallback),  # cudaJitFallbackStrategy
+        11: _c.OptionValue("int", _range_int),  # cudaJitGenerateDebugInfo
+        12: _c.OptionValue("int", _range_int),  # cudaJitLogVerbose
+        13: _c.OptionValue("int", _range_int),  # cudaJitGenerateLineInfo
+        14: _c.OptionValue("enum", _range_cudaJit_CacheMode),  # cudaJitCacheMode
+        30: _c.OptionValue("int", _range_int),  # cudaJitPositionIndependentCode
+        31: _c.OptionValue("unsigned int", _range_unsigned_int),  # cudaJitMinCtaPerSm
+        32: _c.OptionValue("int", _range_int),  # cudaJitMaxThreadsPerBlock
+        33: _c.OptionValue("int", _range_int),  # cudaJitOverrideDirectiveValues
+    },
+    c_uint,
+)
+_cudaLibraryOption_options = _c.OptionTable(
+    _range_cudaLibraryOption,
+    {
+        0: _c.OptionValue("pointer"),  # cudaLibraryHostUniversalFunctionAndDataTable
+        1: _c.OptionValue("unsigned int", _range_unsigned_int),  # cudaLibraryBinaryIsPreserved
+    },
+    c_uint,
+)
 
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
@@ -11444,14 +11490,14 @@ def cudaLibraryGetUnifiedFunction(
 
 def cudaLibraryLoadData(
     code: _PointerLike,
-    jitOptions: _PointerLike,
-    jitOptionsValues: _PointerLike,
-    numJitOptions: int,
-    libraryOptions: _PointerLike,
-    libraryOptionValues: _PointerLike,
-    numLibraryOptions: int,
-) -> cudaLibrary_t:
-    """cudaLibraryLoadData(code: _PointerLike, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> cudaLibrary_t
+    jitOptions: _c.OptionsLike | _PointerLike = None,
+    jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+    numJitOptions: int | None = None,
+    libraryOptions: _c.OptionsLike | _PointerLike = None,
+    libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+    numLibraryOptions: int | None = None,
+) -> tuple[cudaLibrary_t, _c.OptionsWritten]:
+    """cudaLibraryLoadData(code: _PointerLike, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[cudaLibrary_t, _c.OptionsWritten]
 
     Load a library with specified code and options.
 
@@ -11464,13 +11510,71 @@ def cudaLibraryLoadData(
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by cudaJitOption:
+        cudaJitMaxRegisters: unsigned int
+        cudaJitThreadsPerBlock: unsigned int, written back
+        cudaJitWallTime: float, written back
+        cudaJitInfoLogBuffer: log (length: cudaJitInfoLogBufferSizeBytes)
+        cudaJitInfoLogBufferSizeBytes: unsigned int, written back
+        cudaJitErrorLogBuffer: log (length: cudaJitErrorLogBufferSizeBytes)
+        cudaJitErrorLogBufferSizeBytes: unsigned int, written back
+        cudaJitOptimizationLevel: unsigned int
+        cudaJitFallbackStrategy: enum cudaJit_Fallback
+        cudaJitGenerateDebugInfo: int
+        cudaJitLogVerbose: int
+        cudaJitGenerateLineInfo: int
+        cudaJitCacheMode: enum cudaJit_CacheMode
+        cudaJitPositionIndependentCode: int
+        cudaJitMinCtaPerSm: unsigned int
+        cudaJitMaxThreadsPerBlock: int
+        cudaJitOverrideDirectiveValues: int
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by cudaLibraryOption:
+        cudaLibraryHostUniversalFunctionAndDataTable: pointer
+        cudaLibraryBinaryIsPreserved: unsigned int
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound.
 
     C: cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+    jitOptions_typed = _c.options_in(
+        numJitOptions,
+        jitOptions,
+        jitOptionsValues,
+        _cudaJitOption_options,
+        "cudaLibraryLoadData",
+        ("numJitOptions", "jitOptions", "jitOptionsValues"),
+    )
+    if jitOptions_typed is not None:
+        numJitOptions, jitOptions, jitOptionsValues = (
+            jitOptions_typed.count,
+            jitOptions_typed.options,
+            jitOptions_typed.values,
+        )
+    libraryOptions_typed = _c.options_in(
+        numLibraryOptions,
+        libraryOptions,
+        libraryOptionValues,
+        _cudaLibraryOption_options,
+        "cudaLibraryLoadData",
+        ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+    )
+    if libraryOptions_typed is not None:
+        numLibraryOptions, libraryOptions, libraryOptionValues = (
+            libraryOptions_typed.count,
+            libraryOptions_typed.options,
+            libraryOptions_typed.values,
+        )
     if numJitOptions.__class__ is not int or numJitOptions >> 32:
         numJitOptions = _c.integer(
             numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
@@ -11553,20 +11657,21 @@ def cudaLibraryLoadData(
             ),
         ) from None
     if err:
-        raise _error(err, _lib)
-    return library
+        raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+    _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+    return library, _c.written(jitOptions_typed, libraryOptions_typed)
 
 
 def cudaLibraryLoadFromFile(
     fileName: str | bytes | None,
-    jitOptions: _PointerLike,
-    jitOptionsValues: _PointerLike,
-    numJitOptions: int,
-    libraryOptions: _PointerLike,
-    libraryOptionValues: _PointerLike,
-    numLibraryOptions: int,
-) -> cudaLibrary_t:
-    """cudaLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> cudaLibrary_t
+    jitOptions: _c.OptionsLike | _PointerLike = None,
+    jitOptionsValues: _c.OptionsLike | _PointerLike = None,
+    numJitOptions: int | None = None,
+    libraryOptions: _c.OptionsLike | _PointerLike = None,
+    libraryOptionValues: _c.OptionsLike | _PointerLike = None,
+    numLibraryOptions: int | None = None,
+) -> tuple[cudaLibrary_t, _c.OptionsWritten]:
+    """cudaLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _c.OptionsLike | _PointerLike = None, jitOptionsValues: _c.OptionsLike | _PointerLike = None, numJitOptions: int | None = None, libraryOptions: _c.OptionsLike | _PointerLike = None, libraryOptionValues: _c.OptionsLike | _PointerLike = None, numLibraryOptions: int | None = None) -> tuple[cudaLibrary_t, _c.OptionsWritten]
 
     Load a library with specified file and options.
 
@@ -11579,13 +11684,71 @@ def cudaLibraryLoadFromFile(
         libraryOptionValues: Option values for loading
         numLibraryOptions: Number of options for loading
 
+    jitOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list jitOptionsValues of their values (cuda-bindings' form: then the first numJitOptions of each); numJitOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by cudaJitOption:
+        cudaJitMaxRegisters: unsigned int
+        cudaJitThreadsPerBlock: unsigned int, written back
+        cudaJitWallTime: float, written back
+        cudaJitInfoLogBuffer: log (length: cudaJitInfoLogBufferSizeBytes)
+        cudaJitInfoLogBufferSizeBytes: unsigned int, written back
+        cudaJitErrorLogBuffer: log (length: cudaJitErrorLogBufferSizeBytes)
+        cudaJitErrorLogBufferSizeBytes: unsigned int, written back
+        cudaJitOptimizationLevel: unsigned int
+        cudaJitFallbackStrategy: enum cudaJit_Fallback
+        cudaJitGenerateDebugInfo: int
+        cudaJitLogVerbose: int
+        cudaJitGenerateLineInfo: int
+        cudaJitCacheMode: enum cudaJit_CacheMode
+        cudaJitPositionIndependentCode: int
+        cudaJitMinCtaPerSm: unsigned int
+        cudaJitMaxThreadsPerBlock: int
+        cudaJitOverrideDirectiveValues: int
+
+    libraryOptions takes the options typed: a mapping {option: value}, (option, value) pairs, or a list of options with the list libraryOptionValues of their values (cuda-bindings' form: then the first numLibraryOptions of each); numLibraryOptions may be None. Each value is checked against its option's type; a log buffer is a size in bytes (cudart allocates it) or a writable buffer, and its size option is added where missing. What C writes back comes last in the result (cudart.OptionsWritten; also a failure's `written`). A ctypes array or an address keeps the raw form.
+
+    Values by cudaLibraryOption:
+        cudaLibraryHostUniversalFunctionAndDataTable: pointer
+        cudaLibraryBinaryIsPreserved: unsigned int
+
+    C may write through the options until library is destroyed (a link state's logs; a library loaded lazily): they are kept with the library object, and the OptionsWritten reads them when asked.
+
     Returns:
         library: Returned library
+        written: what C wrote back through the typed options
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound.
 
     C: cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+    jitOptions_typed = _c.options_in(
+        numJitOptions,
+        jitOptions,
+        jitOptionsValues,
+        _cudaJitOption_options,
+        "cudaLibraryLoadFromFile",
+        ("numJitOptions", "jitOptions", "jitOptionsValues"),
+    )
+    if jitOptions_typed is not None:
+        numJitOptions, jitOptions, jitOptionsValues = (
+            jitOptions_typed.count,
+            jitOptions_typed.options,
+            jitOptions_typed.values,
+        )
+    libraryOptions_typed = _c.options_in(
+        numLibraryOptions,
+        libraryOptions,
+        libraryOptionValues,
+        _cudaLibraryOption_options,
+        "cudaLibraryLoadFromFile",
+        ("numLibraryOptions", "libraryOptions", "libraryOptionValues"),
+    )
+    if libraryOptions_typed is not None:
+        numLibraryOptions, libraryOptions, libraryOptionValues = (
+            libraryOptions_typed.count,
+            libraryOptions_typed.options,
+            libraryOptions_typed.values,
+        )
     if numJitOptions.__class__ is not int or numJitOptions >> 32:
         numJitOptions = _c.integer(
             numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
@@ -11667,8 +11830,9 @@ def cudaLibraryLoadFromFile(
             ),
         ) from None
     if err:
-        raise _error(err, _lib)
-    return library
+        raise _c.with_written(_error(err, _lib), jitOptions_typed, libraryOptions_typed)
+    _c.keep_options(library, jitOptions_typed, libraryOptions_typed)
+    return library, _c.written(jitOptions_typed, libraryOptions_typed)
 
 
 def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:

@@ -131,6 +131,7 @@ def cmd_outputs(args) -> int:
     """Print each function's checked form; `*` marks what the exceptions table decided."""
     from .attributes import listing
     from .fetch import fetch_version
+    from .jit_options import listing as option_listing
     from .parse import parse_version
     from .resolve import describe, resolve, table_uses
 
@@ -140,6 +141,12 @@ def cmd_outputs(args) -> int:
         if args.attributes:
             lines = listing(model)
             print(f"# CUDA {key}: {len(lines)} attribute value type(s) (generator/attributes.py)")
+            for line in lines:
+                print(f"  {line}")
+            continue
+        if args.options:
+            lines = option_listing(model)
+            print(f"# CUDA {key}: {len(lines)} option value type(s) (generator/jit_options.py)")
             for line in lines:
                 print(f"  {line}")
             continue
@@ -320,6 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--attributes",
         action="store_true",
         help="instead, each attribute's value type for the attribute setters and getters",
+    )
+    outputs.add_argument(
+        "--options",
+        action="store_true",
+        help="instead, each JIT and library option's value type (cuModuleLoadDataEx, ...)",
     )
     outputs.add_argument(
         "--sizes",

@@ -2,7 +2,7 @@
 
 `generation_context` turns the model (and the render context: version, sources,
 surface) into the facts the views share: the type mapper, the status enum, the
-attribute value types and the plans (resolve.py's, with the size relations of
+attribute and option value types and the plans (resolve.py's, with the size relations of
 sizes.py and the lifetime tables of lifetimes.py applied). The views
 (generator/render/) take it whole and decide nothing of this again; none of them
 runs resolve() or builds a TypeMapper of its own.
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .attributes import AttributeTypes
 from .ctypes_map import TypeMapper
+from .jit_options import OptionTypes
 from .model import ApiModel
 from .plan import FunctionPlan
 from .render.base import RenderContext
@@ -28,6 +29,7 @@ class GenerationContext:
     types: TypeMapper
     status: StatusEnum | None  # generator/status.py
     attributes: AttributeTypes  # generator/attributes.py
+    options: OptionTypes  # generator/jit_options.py
     plans: tuple[FunctionPlan, ...]  # one per public function, sorted by name
     # (deprecated function, what its header says to use instead), by public name.
     replacements: tuple[tuple[str, str], ...]
@@ -46,6 +48,7 @@ def generation_context(model: ApiModel, render: RenderContext) -> GenerationCont
         types=types,
         status=status_enum(model),
         attributes=attributes,
+        options=OptionTypes(model, types),
         plans=tuple(resolve(model, types, attributes)),
         replacements=tuple(replacements(model, types)),
     )

@@ -23,6 +23,7 @@ from .context import GenerationContext, generation_context
 from .families import compiled_families, families, family, runtime_table
 from .fetch import HeaderSet, Progress, fetch_release, fetch_version, print_to_stderr
 from .files import write_atomically
+from .jit_options import undecided as undecided_options
 from .lifetimes import undecided as undecided_lifetimes
 from .manifest import DEFAULT_SURFACE, Manifest, split_unit, unit_label
 from .model import ApiModel
@@ -148,6 +149,8 @@ def _render_surface(
         progress(f"[{tag}] doc names {line}")
     for line in undecided_attributes(model):
         progress(f"[{tag}] no attribute value type (add it to generator/attributes.py): {line}")
+    for line in undecided_options(model):
+        progress(f"[{tag}] no option value type (add it to generator/jit_options.py): {line}")
     for name in undecided_lifetimes({plan.function.name for plan in plans}):
         progress(f"[{tag}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     files = {

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .jit_options import OptionGroup
 from .model import Function
 
 
@@ -226,6 +227,9 @@ class FunctionPlan:
     result_ctype: str = ""
     errors: tuple[str, ...] = ()
     replacement: str | None = None
+    # Typed option lists (generator/jit_options.py): each group's count, options and
+    # values parameters take a mapping of options to values (cudart._jitoptions).
+    option_groups: tuple[OptionGroup, ...] = ()
 
     @property
     def inputs(self) -> list[ParamPlan]:

@@ -25,6 +25,7 @@ from . import device_functions, lifetimes, sizes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
+from .jit_options import FUNCTIONS as OPTION_FUNCTIONS
 from .model import ApiModel, EnumRef, Function, RecordRef, TypedefRef
 from .plan import (
     ARRAY_KINDS,
@@ -862,11 +863,16 @@ class _Resolver:
                 )
                 for q in params
             ]
+        groups = OPTION_FUNCTIONS.get(f.name, ())
         plans = _trailing_defaults(
-            _argument_buffers(
-                f,
-                _images(
-                    f, _pair_callbacks(_kernel_params(f, [q for q in params if q is not None]))
+            _typed_options(
+                groups,
+                _argument_buffers(
+                    f,
+                    _images(
+                        f,
+                        _pair_callbacks(_kernel_params(f, [q for q in params if q is not None])),
+                    ),
                 ),
             )
         )
@@ -880,7 +886,15 @@ class _Resolver:
             result = ResultKind.QUERY
             errors = tuple(e for e in errors if e != "cudaErrorNotReady")
         return FunctionPlan(
-            public, public, f, tuple(plans), result, result_ctype, errors, self._replacement(f)
+            public,
+            public,
+            f,
+            tuple(plans),
+            result,
+            result_ctype,
+            errors,
+            self._replacement(f),
+            option_groups=groups,
         )
 
     def _element_shape(self, t) -> str | None:
@@ -1152,6 +1166,18 @@ def _argument_buffers(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
             ParamPlan(**{**p.__dict__, "kind": ParamKind.ARGUMENT_BUFFER, "partner": entry[0]})
         )
     return out
+
+
+def _typed_options(groups, params: list[ParamPlan]) -> list[ParamPlan]:
+    """A typed option group's parameters default to None (no options): the typed form
+    needs no count, and a mapping leaves the values out (cudart._jitoptions)."""
+    names = {n for g in groups for n in (g.count, g.options, g.values)}
+    found = {p.name for p in params if p.role is Role.IN} & names
+    if found != names:
+        raise RenderError(f"jit_options.FUNCTIONS: no inputs {sorted(names - found)}")
+    return [
+        ParamPlan(**{**p.__dict__, "default": "None"}) if p.name in names else p for p in params
+    ]
 
 
 def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:

@@ -30,6 +30,7 @@ from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from ..context import GenerationContext
 from ..ctypes_map import (
     POINTER_KINDS,
+    IntegerRange,
     RenderError,
     TypeKind,
     device_address_written,
@@ -37,8 +38,9 @@ from ..ctypes_map import (
 )
 from ..families import compiled_families
 from ..formatting import format_python
+from ..jit_options import KEPT_WITH, OptionGroup, ValueKind
 from ..lifetimes import RELEASES_CALLABLES
-from ..model import Param, RecordBuilder, RecordRef, TypedefRef
+from ..model import Builtin, EnumRef, Param, RecordBuilder, RecordRef, TypedefRef
 from ..plan import (
     CURRENT_CONTEXT,
     INPUT_KINDS,
@@ -140,6 +142,9 @@ class CheckedView:
         self.attributes = context.attributes
         # Attribute value tables the functions use: name -> source (generator/attributes.py).
         self.attribute_tables: dict[str, str] = {}
+        # Option value tables (generator/jit_options.py): name -> source, after the ranges.
+        self.options = context.options
+        self.option_tables: dict[str, str] = {}
         self.functions = [_Function(self, plan).emit() for plan in plans]
         # cudart.occupancy's port of the cuda_runtime.h templates asks these.
         self.occupancy = {
@@ -233,6 +238,51 @@ class CheckedView:
             + "\n".join("    " + r for r in rows)
             + "\n    }\n)"
         )
+
+    def option_table(self, function: str, group: OptionGroup) -> str:
+        """Emit (once) the table of a group's option enum: value -> OptionValue; its name."""
+        options, types = self.options, self.types
+        enum = options.enum_of(function, group)
+        name = options.table_name(enum)
+        if name in self.option_tables:
+            return name
+        by_name = {k.name: k.value for k in types.enums[enum].enumerators}
+        rows = []
+        for d in options.decisions(enum):
+            t = d.type
+            if t is None:
+                why = d.source.split(": ", 1)[-1]
+                spec = f'_c.OptionValue("refused", why={why!r})'
+            else:
+                args = [repr(str(t.kind))]
+                if t.kind in (ValueKind.UNSIGNED, ValueKind.INT):
+                    args.append(self._option_range(Builtin(str(t.kind))))
+                elif t.kind is ValueKind.ENUM:
+                    assert t.enum is not None
+                    args.append(self._option_range(options.enum_type(t.enum)))
+                elif t.kind is ValueKind.FLOAT and not t.out:
+                    raise RenderError(f"{enum}.{d.enumerator}: a float C only reads")
+                if t.out:
+                    args.append("out=True")
+                if t.length is not None:
+                    if t.length not in by_name:
+                        raise RenderError(f"{enum}.{d.enumerator}: no length option {t.length}")
+                    args.append(f"length={by_name[t.length]}")
+                spec = f"_c.OptionValue({', '.join(args)})"
+            rows.append(f"        {d.value}: {spec},  # {d.enumerator}")
+        own = self._option_range(EnumRef(enum))
+        element = self.ctype(types.field_type(EnumRef(enum)))
+        self.option_tables[name] = (
+            f"{name} = _c.OptionTable(\n    {own},\n    {{\n"
+            + "\n".join(rows)
+            + f"\n    }},\n    {element},\n)"
+        )
+        return name
+
+    def _option_range(self, t) -> str:
+        r = integer_range(self.types, t)
+        assert r is not None, t
+        return _range_spec(self, r)
 
     @property
     def cuda_version(self) -> int:
@@ -453,11 +503,26 @@ def _builder_size(b: RecordBuilder, param: str, names: dict[str, str]) -> str:
     return f', {product}, "{b.name}(): {product}"'
 
 
+def _range_spec(v: CheckedView, r: IntegerRange) -> str:
+    """The module-level name of an integer's or an enum's range facts (what
+    cudart._convert.integer and enum_argument take), emitted once."""
+    if r.enum is None:
+        return v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
+    enum = v.use(r.enum)
+    facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
+    # One enum under two typedef names (cuda.h's CUstreamAttrID and CUlaunchAttributeID
+    # are CUlaunchAttributeID_enum) is named in messages as the caller's type says.
+    taken = v.integer_types.get(range_name(r.enum))
+    owner = r.enum if taken in (None, facts) else f"{r.enum} {r.c_name}"
+    return v.integer_type(owner, facts)
+
+
 def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, ...]:
     r = integer_range(v.types, c.type)
     if r is None:
         return ()
     where = f'"{function}", {n!r}'
+    spec = _range_spec(v, r)
     if r.enum is None:
         # An unsigned type of N bits: `n >> N` is non-zero exactly outside 0..2**N-1
         # (a negative int shifts to -1), cheaper than a chained comparison.
@@ -466,7 +531,6 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
             outside = f"{n} >> {bits}"
         else:
             outside = f"not {r.low} <= {n} <= {r.high}"
-        spec = v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
         # A device address (CUdeviceptr) also takes what stands for device memory, and
         # where C writes there, never read-only memory (ctypes_map.device_address_written).
         convert, written = "integer", ""
@@ -478,12 +542,6 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
             f"    {n} = _c.{convert}({n}, {spec}, {where}{written})",
         )
     enum = v.use(r.enum)
-    facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
-    # One enum under two typedef names (cuda.h's CUstreamAttrID and CUlaunchAttributeID
-    # are CUlaunchAttributeID_enum) is named in messages as the caller's type says.
-    taken = v.integer_types.get(range_name(r.enum))
-    owner = r.enum if taken in (None, facts) else f"{r.enum} {r.c_name}"
-    spec = v.integer_type(owner, facts)
     if r.flags is not None:
         bad = f"{n} & {~r.flags}"  # a bit outside the flags, or a negative value
     else:
@@ -1036,6 +1094,7 @@ class _Function:
                 annotation, convert, result = _queried(self, p, c)
             else:
                 annotation, convert = _INPUTS[p.kind](self, p, c)
+            annotation = self.option_annotation(p, annotation)
             default = ""
             if p.default is not None:
                 named = p.default != "None" and not p.default.lstrip("-").isdigit()
@@ -1203,8 +1262,17 @@ class _Function:
             *releases,
             f'    raise _c.argument_error(exc, "{name}", {names}) from None',
         ]
-        raise_error = ["if err:", *releases, "    raise _error(err, _lib)"]
+        typed, typing = self.typed_options()
+        failed = f"_c.with_written(_error(err, _lib), {', '.join(typed)})" if typed else ""
+        raise_error = ["if err:", *releases, f"    raise {failed or '_error(err, _lib)'}"]
         afters = [q.after for q in parts if q.after] + [q.adopt for q in parts if q.adopt]
+        if typed:
+            # What C wrote back through the typed options comes back after the outputs.
+            results.append(_Result(f"_c.written({', '.join(typed)})", "_c.OptionsWritten"))
+            returns, result = self.returns(results), ", ".join(r.value for r in results)
+            kept = KEPT_WITH.get(plan.function.name)
+            if kept:
+                afters.append(f"_c.keep_options({self.py_name(kept)}, {', '.join(typed)})")
         if afters and plan.result is not ResultKind.ERROR:
             raise RenderError(f"{name}: effects need a cudaError_t result")
 
@@ -1212,6 +1280,7 @@ class _Function:
         if plan.function.deprecated:
             replacement = f'"{plan.replacement}"' if plan.replacement else "None"
             body.append(f'_c.deprecated("{name}", {replacement})')
+        body += typing
         numbers = [p.kind in _NUMBERS for p in plan.params]
         ordered = sorted(range(len(parts)), key=lambda i: not numbers[i])
         body += [line for i in ordered for line in parts[i].convert]
@@ -1286,6 +1355,36 @@ class _Function:
             name, restype, raw_returns, argtypes, code, outputs, out_returns, signature, returns
         )
 
+    def option_annotation(self, p: ParamPlan, annotation: str) -> str:
+        """A typed option group's parameter also takes the typed form (or None)."""
+        for group in self.plan.option_groups:
+            if p.name == group.count:
+                return f"{annotation} | None"
+            if p.name in (group.options, group.values):
+                return f"_c.OptionsLike | {annotation}"
+        return annotation
+
+    def typed_options(self) -> tuple[list[str], list[str]]:
+        """The typed option groups (generator/jit_options.py): each group's packed local,
+        and the lines that pack it first. What they pack is what the raw form passes (a
+        count, a ctypes array of options, one of `void *` values), so the conversions of
+        those parameters that follow check it as they check the raw form."""
+        plan, typed, lines = self.plan, [], []
+        for group in plan.option_groups:
+            table = self.v.option_table(plan.function.name, group)
+            names = tuple(self.py_name(n) for n in (group.count, group.options, group.values))
+            count, options, values = names
+            packed = f"{options}_typed"
+            typed.append(packed)
+            lines += [
+                f"{packed} = _c.options_in({count}, {options}, {values}, {table}, "
+                f'"{plan.name}", {names!r})',
+                f"if {packed} is not None:",
+                f"    {count}, {options}, {values} = "
+                f"{packed}.count, {packed}.options, {packed}.values",
+            ]
+        return typed, lines
+
     def output_slots(self, parts: list[_Param]) -> list[int]:
         """The C parameters the compiled backend can provide as outputs: every output of
         a function that returns a cudaError_t, when each is a scalar, enum or address
@@ -1335,6 +1434,40 @@ class _Function:
                 what = "refused" if d.source.startswith("refused") else "undecided: refused"
             lines.append(f"    {d.enumerator}: {what}")
         return lines + [""]
+
+    def options_doc(self) -> list[str]:
+        """What each typed option group takes, and each option's value."""
+        plan, lines = self.plan, []
+        for group in plan.option_groups:
+            count, options, values = (
+                self.py_name(n) for n in (group.count, group.options, group.values)
+            )
+            enum = self.v.options.enum_of(plan.function.name, group)
+            lines += [
+                f"{options} takes the options typed: a mapping {{option: value}}, (option, "
+                f"value) pairs, or a list of options with the list {values} of their values "
+                f"(cuda-bindings' form: then the first {count} of each); {count} may be "
+                "None. Each value is checked against "
+                "its option's type; a log buffer is a size in bytes (cudart allocates it) or "
+                "a writable buffer, and its size option is added where missing. What C writes "
+                "back comes last in the result (cudart.OptionsWritten; also a failure's "
+                "`written`). A ctypes array or an address keeps the raw form.",
+                "",
+                f"Values by {enum}:",
+            ]
+            for d in self.v.options.decisions(enum):
+                what = d.type.describe() if d.type else "refused"
+                lines.append(f"    {d.enumerator}: {what}")
+            lines.append("")
+        if KEPT_WITH.get(plan.function.name):
+            kept = self.py_name(KEPT_WITH[plan.function.name])
+            lines += [
+                f"C may write through the options until {kept} is destroyed (a link state's "
+                "logs; a library loaded lazily): they are kept with the "
+                f"{kept} object, and the OptionsWritten reads them when asked.",
+                "",
+            ]
+        return lines
 
     def queried_doc(self, p: ParamPlan) -> str:
         """What a buffer sized by its partner function takes, and what omitting it does."""
@@ -1388,6 +1521,7 @@ class _Function:
             ]
             lines.append("")
         lines += self.attribute_doc()
+        lines += self.options_doc()
         outs = [p for p in plan.outputs if p.role is not Role.COUNT]
         if plan.result is ResultKind.QUERY:
             lines += ["Returns True when the work is complete, False while cudaErrorNotReady.", ""]
@@ -1398,6 +1532,8 @@ class _Function:
                 + self.kind_doc(p)
                 for p in outs
             ]
+            if plan.option_groups:
+                lines.append("    written: what C wrote back through the typed options")
             lines.append("")
         effects = [self.effect_doc(p) for p in plan.params if p.effect]
         effects += [

@@ -131,6 +131,9 @@ class CheckedCompiler:
             return "deprecated (the reference warns)"
         if plan.result not in (ResultKind.ERROR, ResultKind.QUERY):
             return f"result {plan.result}"
+        if plan.option_groups:
+            # The Python reference packs the typed options and returns what C wrote back.
+            return "typed option lists (generator/jit_options.py)"
         for p in plan.params:
             why = self._param_why_not(plan, p)
             if why:

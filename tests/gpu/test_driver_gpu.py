@@ -803,50 +803,162 @@ def test_get_proc_address_default_follows_the_per_thread_switch(switch):
 JIT_SOURCE = 'extern "C" __global__ void jit_kernel(int *out) { *out = 42; }'
 
 
-def jit_ptx() -> bytes:
+def jit_ptx(*options: str) -> bytes:
     """The kernel's PTX, NUL-terminated as cuModuleLoadDataEx reads it, with a comment
     of its own: the driver's JIT cache keeps compiled PTX, and a hit logs nothing."""
-    ptx = cudart.compile(JIT_SOURCE, load=False, output="ptx", cache=False).rstrip(b"\0")
+    ptx = cudart.compile(
+        JIT_SOURCE, load=False, output="ptx", cache=False, options=list(options)
+    ).rstrip(b"\0")
     return ptx + f"\n// {uuid.uuid4()}\n".encode() + b"\0"
 
 
-def log_options(kind: str, log) -> tuple[list, ctypes.Array]:
-    """CU_JIT_<kind>_LOG_BUFFER and its size (written back: the bytes used), verbose."""
-    options = [
-        getattr(driver, f"CU_JIT_{kind}_LOG_BUFFER"),
-        getattr(driver, f"CU_JIT_{kind}_LOG_BUFFER_SIZE_BYTES"),
-        driver.CU_JIT_LOG_VERBOSE,
-    ]
-    return options, (c_void_p * 3)(addressof(log), sizeof(log), 1)
+def run_jit_kernel(function, device_memory) -> None:
+    out = device_memory(4)
+    launch_ex(function, 1, 1, c_void_p(out))
+    assert read(out, c_int, 1) == [42]
 
 
 def test_module_load_data_ex_with_jit_options(device_memory):
-    """A PTX image JIT-compiled with options: an info log buffer of ours, its size and
-    verbose logging; the kernel it makes runs."""
-    log = ctypes.create_string_buffer(8192)
-    options, values = log_options("INFO", log)
-    module = driver.cuModuleLoadDataEx(jit_ptx(), len(options), options, values)
+    """A PTX image JIT-compiled with typed options (issue 33 item 14b): an info log of
+    8 KiB cudart allocates, verbose, the wall time and an optimization level. The log
+    comes back as text cut at the bytes the driver says it wrote (ptxas names the entry
+    it compiled), the wall time as a float; the kernel it makes runs."""
+    module, written = driver.cuModuleLoadDataEx(
+        jit_ptx(),
+        options={
+            driver.CU_JIT_INFO_LOG_BUFFER: 8192,
+            driver.CU_JIT_LOG_VERBOSE: 1,
+            driver.CU_JIT_WALL_TIME: None,
+            driver.CU_JIT_OPTIMIZATION_LEVEL: 3,
+        },
+    )
     try:
-        used = values[1] or 0
-        assert 0 < used <= sizeof(log)
-        assert "jit_kernel" in log.value.decode(errors="replace")
-        fn = driver.cuModuleGetFunction(module, "jit_kernel")
-        out = device_memory(4)
-        launch_ex(fn, 1, 1, c_void_p(out))
-        assert read(out, c_int, 1) == [42]
+        log = written[driver.CU_JIT_INFO_LOG_BUFFER]
+        used = written[driver.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]  # cudart added it: 8192 in
+        assert "jit_kernel" in log, log
+        assert len(log.encode()) <= used <= 8192  # with or without the NUL
+        wall = written[driver.CU_JIT_WALL_TIME]
+        assert isinstance(wall, float) and 0.0 <= wall < 60_000.0, wall  # milliseconds
+        run_jit_kernel(driver.cuModuleGetFunction(module, "jit_kernel"), device_memory)
+    finally:
+        driver.cuModuleUnload(module)
+
+
+def test_module_load_data_ex_in_cuda_bindings_form(device_memory):
+    """cuda-bindings' call, `cuModuleLoadDataEx(image, numOptions, options, values)` with
+    two lists, the log buffer a bytearray of the caller's: the driver writes into it."""
+    log = bytearray(4096)
+    options = [
+        driver.CU_JIT_INFO_LOG_BUFFER,
+        driver.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        driver.CU_JIT_LOG_VERBOSE,
+    ]
+    module, written = driver.cuModuleLoadDataEx(jit_ptx(), 3, options, [log, len(log), 1])
+    try:
+        text = written[driver.CU_JIT_INFO_LOG_BUFFER]
+        assert "jit_kernel" in text
+        assert bytes(log).split(b"\0", 1)[0].decode(errors="replace") == text
+        run_jit_kernel(driver.cuModuleGetFunction(module, "jit_kernel"), device_memory)
     finally:
         driver.cuModuleUnload(module)
 
 
 def test_module_load_data_ex_error_log():
-    """PTX the JIT refuses: CudaDriverErrorInvalidPtx, and the error log buffer given as
-    an option holds ptxas's message (a failure is never served from the JIT cache)."""
+    """PTX the JIT refuses: CudaDriverErrorInvalidPtx, and the error log asked for comes
+    back on the exception (`written`) with ptxas's message (a failure is never served
+    from the JIT cache)."""
     ptx = jit_ptx().replace(b"ret;", b"no_such_instruction;")
-    log = ctypes.create_string_buffer(8192)
-    options, values = log_options("ERROR", log)
-    with pytest.raises(driver.CudaDriverErrorInvalidPtx):
-        driver.cuModuleLoadDataEx(ptx, len(options), options, values)
-    assert "no_such_instruction" in log.value.decode(errors="replace")
+    with pytest.raises(driver.CudaDriverErrorInvalidPtx) as info:
+        driver.cuModuleLoadDataEx(
+            ptx, options={driver.CU_JIT_ERROR_LOG_BUFFER: 8192, driver.CU_JIT_LOG_VERBOSE: 1}
+        )
+    log = info.value.written[driver.CU_JIT_ERROR_LOG_BUFFER]
+    assert "no_such_instruction" in log, log
+    assert info.value.written[driver.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES] >= len(log.encode())
+
+
+def test_link_create_add_data_complete_with_logs(device_memory):
+    """cuLinkCreate with an info and an error log and the wall time, cuLinkAddData of
+    relocatable PTX, cuLinkComplete: the driver writes the logs and the time until
+    cuLinkDestroy ("will accumulate data until the CUlinkState is destroyed"), so the
+    OptionsWritten cuLinkCreate returned is read after cuLinkComplete. The cubin it
+    made (the state's memory) loads and runs before the state is destroyed."""
+    state, written = driver.cuLinkCreate(
+        options={
+            driver.CU_JIT_INFO_LOG_BUFFER: 8192,
+            driver.CU_JIT_ERROR_LOG_BUFFER: 8192,
+            driver.CU_JIT_LOG_VERBOSE: 1,
+            driver.CU_JIT_WALL_TIME: None,
+        }
+    )
+    try:
+        ptx = jit_ptx("-rdc=true")
+        added = driver.cuLinkAddData(
+            state,
+            driver.CU_JIT_INPUT_PTX,
+            bytearray(ptx),
+            len(ptx),
+            "jit_kernel.ptx",
+            options={driver.CU_JIT_OPTIMIZATION_LEVEL: 3},
+        )
+        assert len(added) == 0  # no option of its own that the driver writes
+        cubin, size = driver.cuLinkComplete(state)
+        assert cubin and size > 0
+        info_log = written[driver.CU_JIT_INFO_LOG_BUFFER]
+        assert info_log, "the linker's info log is empty"
+        assert isinstance(written[driver.CU_JIT_ERROR_LOG_BUFFER], str)  # warnings, if any
+        assert written[driver.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES] >= len(info_log.encode())
+        wall = written[driver.CU_JIT_WALL_TIME]
+        assert isinstance(wall, float) and 0.0 <= wall < 60_000.0, wall
+        module = driver.cuModuleLoadData(cubin)
+        try:
+            run_jit_kernel(driver.cuModuleGetFunction(module, "jit_kernel"), device_memory)
+        finally:
+            driver.cuModuleUnload(module)
+    finally:
+        driver.cuLinkDestroy(state)
+
+
+def test_library_load_data_with_jit_options(device_memory):
+    """cuLibraryLoadData of PTX with JIT options (an info log, verbose, an optimization
+    level) and no library options. The log is read once the kernel was taken for this
+    context: with lazy loading the library is compiled for a context when a function is
+    needed there, and the option values are kept with the library object until then."""
+    require("cuLibraryLoadData")
+    require("cuKernelGetFunction")
+    library, written = driver.cuLibraryLoadData(
+        jit_ptx(),
+        {
+            driver.CU_JIT_INFO_LOG_BUFFER: 8192,
+            driver.CU_JIT_LOG_VERBOSE: 1,
+            driver.CU_JIT_OPTIMIZATION_LEVEL: 2,
+        },
+    )
+    try:
+        kernel = driver.cuLibraryGetKernel(library, "jit_kernel")
+        function = driver.cuKernelGetFunction(kernel)
+        run_jit_kernel(function, device_memory)
+        log = written[driver.CU_JIT_INFO_LOG_BUFFER]
+        assert "jit_kernel" in log, log
+    finally:
+        driver.cuLibraryUnload(library)
+
+
+def test_runtime_library_load_data_with_jit_options():
+    """The runtime's cudaLibraryLoadData (12.8+ bindings) takes the runtime's typed
+    cudaJitOption values the same way: an info log and verbose; its kernel is found."""
+    if not hasattr(cudart, "cudaLibraryLoadData"):
+        pytest.skip("cudaLibraryLoadData is CUDA 12.8+; these bindings have none")
+    library, written = cudart.cudaLibraryLoadData(
+        jit_ptx(), {cudart.cudaJitInfoLogBuffer: 8192, cudart.cudaJitLogVerbose: 1}
+    )
+    try:
+        kernel = cudart.cudaLibraryGetKernel(library, "jit_kernel")
+        assert kernel
+        assert isinstance(written[cudart.cudaJitInfoLogBuffer], str)
+        assert written[cudart.cudaJitInfoLogBufferSizeBytes] >= 0
+    finally:
+        cudart.cudaLibraryUnload(library)
 
 
 def test_error_name_and_string():

@@ -134,7 +134,7 @@ def cubin(driver):
 def test_a_driver_library_kernel_runs_through_the_runtime(rt, driver, dev, stream, cubin):
     if not declares(rt, "cudaGetKernel"):
         pytest.skip(f"bindings {rt.__name__} have no cudaKernel_t for the runtime's func")
-    library = driver.cuLibraryLoadData(cubin, None, None, 0, None, None, 0)
+    library, _ = driver.cuLibraryLoadData(cubin)  # no options: nothing written back
     try:
         kernel = driver.cuLibraryGetKernel(library, "scale")
         y = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))

@@ -316,17 +316,18 @@ def test_host_memory_is_a_buffer_of_its_size_until_freed(libcuda):
 
 
 def test_linker_and_launch_shapes(libcuda):
-    """cuLinkCreate returns its CUlinkState; cuLaunchKernel takes kernelParams and
+    """cuLinkCreate returns its CUlinkState (and what C wrote through typed options:
+    tests/runtime/test_jit_options.py); cuLaunchKernel takes kernelParams and
     extra (the docs' wording once made them outputs)."""
     out = _run(
         libcuda,
         """
-        state = driver.cuLinkCreate(0, None, None)
-        print(type(state).__name__, hex(state.value))
+        state, written = driver.cuLinkCreate(0, None, None)  # no typed options: none written
+        print(type(state).__name__, hex(state.value), len(written))
         try:
             driver.cuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None)
         except cudart.CudaDriverError as e:
             print("reached", e.code)
         """,
     )
-    assert out.split() == ["CUlinkState", "0x77", "reached", "34"]
+    assert out.split() == ["CUlinkState", "0x77", "0", "reached", "34"]

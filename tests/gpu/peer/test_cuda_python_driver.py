@@ -266,8 +266,9 @@ def test_cuda_cuModuleLoadDataEx():
     """Upstream NVIDIA/cuda-python: test_cuda.py@13ff0b7, test_cuda_cuModuleLoadDataEx
 
     Upstream: "FIXME: This function call raises CUDA_ERROR_INVALID_VALUE" (a NULL image)
-    and ignores the result; here that error is what is expected. The option values are
-    an empty `void **` array (upstream: [])."""
+    and ignores the result; here that error is what is expected. The call is upstream's
+    own: the checked cuModuleLoadDataEx takes cuda-bindings' two lists (issue 33 item
+    14b), the first numOptions (0) of each, so C gets no options and the NULL image."""
     option_keys = [
         driver.CU_JIT_INFO_LOG_BUFFER,
         driver.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -276,7 +277,7 @@ def test_cuda_cuModuleLoadDataEx():
         driver.CU_JIT_LOG_VERBOSE,
     ]
     with pytest.raises(driver.CudaDriverErrorInvalidValue):
-        driver.cuModuleLoadDataEx(0, 0, option_keys, (c_void_p * 0)())
+        driver.cuModuleLoadDataEx(0, 0, option_keys, [])
 
 
 def test_cuda_repr():
