@@ -138,15 +138,15 @@ def cmd_outputs(args) -> int:
     manifest = Manifest.load(args.manifest)
     for key in manifest.keys() if args.version is None else [args.version]:
         model = parse_version(fetch_version(manifest, key, _progress, args.surface))
-        if args.attributes:
-            lines = listing(model)
-            print(f"# CUDA {key}: {len(lines)} attribute value type(s) (generator/attributes.py)")
-            for line in lines:
-                print(f"  {line}")
-            continue
-        if args.options:
-            lines = option_listing(model)
-            print(f"# CUDA {key}: {len(lines)} option value type(s) (generator/jit_options.py)")
+        typed = {
+            "attributes": (listing, "attribute", "attributes"),
+            "options": (option_listing, "option", "jit_options"),
+        }
+        chosen = [typed[flag] for flag in typed if getattr(args, flag)]
+        if chosen:
+            lister, what, module = chosen[0]
+            lines = lister(model)
+            print(f"# CUDA {key}: {len(lines)} {what} value type(s) (generator/{module}.py)")
             for line in lines:
                 print(f"  {line}")
             continue

@@ -10,12 +10,10 @@ reached C is the stub's CudaDriverError (or its success).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import subprocess
 import textwrap
 
 import pytest
+from driver_stub import writing_libcuda
 from suite import run_python
 
 import cudart
@@ -70,31 +68,9 @@ _WRITTEN = {
 }
 
 
-def _driver_symbols() -> set[str]:
-    found: set[str] = set()
-    for version in cudart.available_versions():
-        name = f"cudart.driver_{version}"
-        if importlib.util.find_spec(name):
-            module = importlib.import_module(name)
-            found |= set(module.SYMBOLS_LEGACY.values()) | set(module.SYMBOLS_PER_THREAD.values())
-    return found
-
-
 @pytest.fixture(scope="module")
 def libcuda(tmp_path_factory) -> str:
-    symbols = _driver_symbols()
-    assert _WRITTEN <= symbols
-    others = sorted(symbols - _WRITTEN)
-    source = _WRITERS + "".join(f"int {s}(void) {{ return 34; }}\n" for s in others)
-    folder = tmp_path_factory.mktemp("libcuda")
-    (folder / "stub.c").write_text(source)
-    path = folder / "libcuda.so.1"
-    subprocess.run(
-        ["gcc", "-shared", "-fPIC", "-o", str(path), str(folder / "stub.c")],
-        check=True,
-        capture_output=True,
-    )
-    return str(path)
+    return str(writing_libcuda(tmp_path_factory.mktemp("libcuda"), _WRITERS, _WRITTEN))
 
 
 def _run(libcuda: str, body: str) -> str:

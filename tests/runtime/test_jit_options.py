@@ -22,13 +22,12 @@ import ctypes
 import importlib
 import json
 import struct
-import subprocess
 import textwrap
 
 import pytest
+from driver_stub import writing_libcuda
 from suite import run_python, version_keys
 
-import cudart
 from generator.jit_options import FUNCTIONS, ValueKind
 
 pytestmark = pytest.mark.backend
@@ -177,29 +176,9 @@ _WRITTEN = {
 PTX = b".version 8.0\n.target sm_90\n.address_size 64\n// jit_kernel\n"
 
 
-def _driver_symbols() -> set[str]:
-    found: set[str] = set()
-    for version in cudart.available_versions():
-        module = importlib.import_module(f"cudart.driver_{version}")
-        found |= set(module.SYMBOLS_LEGACY.values()) | set(module.SYMBOLS_PER_THREAD.values())
-    return found
-
-
 @pytest.fixture(scope="module")
 def libcuda(tmp_path_factory) -> str:
-    symbols = _driver_symbols()
-    assert _WRITTEN <= symbols
-    others = sorted(symbols - _WRITTEN)
-    source = _STAND_IN + "".join(f"int {s}(void) {{ return 34; }}\n" for s in others)
-    folder = tmp_path_factory.mktemp("libcuda")
-    (folder / "stub.c").write_text(source)
-    path = folder / "libcuda.so.1"
-    subprocess.run(
-        ["gcc", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(path), str(folder / "stub.c")],
-        check=True,
-        capture_output=True,
-    )
-    return str(path)
+    return str(writing_libcuda(tmp_path_factory.mktemp("libcuda"), _STAND_IN, _WRITTEN))
 
 
 # Runs first in each child: `records()` reads back what C was given, one

@@ -24,9 +24,44 @@ from generator.manifest import Manifest
 from generator.model import ApiModel
 from generator.render.stub import RECORD_SIZE, RECORD_SYMBOL, render_stub
 
-__all__ = ["RECORD_SIZE", "RECORD_SYMBOL", "StubBuilder", "driver_header_sets", "driver_soname"]
+__all__ = [
+    "RECORD_SIZE",
+    "RECORD_SYMBOL",
+    "StubBuilder",
+    "driver_header_sets",
+    "driver_soname",
+    "writing_libcuda",
+]
 
 SURFACE = "driver"
+
+
+def writing_libcuda(folder: Path, writers: str, written: set[str]) -> Path:
+    """A libcuda.so.1 in `folder` whose functions `written` are the C of `writers` (a
+    test's own, which writes what cuda.h says the driver writes) and whose every other
+    symbol of every generated driver view answers CUDA_ERROR_STUB_LIBRARY (34)."""
+    import importlib
+    import importlib.util
+
+    import cudart
+
+    symbols: set[str] = set()
+    for version in cudart.available_versions():
+        name = f"cudart.driver_{version}"
+        if importlib.util.find_spec(name):
+            module = importlib.import_module(name)
+            symbols |= set(module.SYMBOLS_LEGACY.values()) | set(module.SYMBOLS_PER_THREAD.values())
+    assert written <= symbols, sorted(written - symbols)
+    others = sorted(symbols - written)
+    source = writers + "".join(f"int {s}(void) {{ return 34; }}\n" for s in others)
+    (folder / "stub.c").write_text(source)
+    path = folder / "libcuda.so.1"
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(path), str(folder / "stub.c")],
+        check=True,
+        capture_output=True,
+    )
+    return path
 
 
 def driver_soname() -> str:
