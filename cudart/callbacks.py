@@ -52,6 +52,7 @@ checked layer's truth test of the unraised failures read one value, without the 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import logging
@@ -63,6 +64,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ._checked import CALLBACK_FAILURES_KEPT, CALLBACK_FAILURES_UNRAISED
+from ._lasterror import internal_calls
 from ._serving import raw_module
 from .errors import LibraryNotFoundError
 
@@ -159,6 +161,14 @@ HOST_FUNCTION_TYPES = (_RUNTIME.host, _DRIVER.host)
 
 def _api(rt) -> _Api:
     return _DRIVER if _DRIVER.host in vars(rt) else _RUNTIME
+
+
+def _own_queries(rt):
+    """Around this module's own queries (a capture's state and graph, a node's graph):
+    on the runtime, they leave the thread's last error as the program left it (issue 33
+    item 12: a 13.0 driver refuses cudaGraphNodeGetContainingGraph of a 13.1+ runtime,
+    which recorded cudaErrorCallRequiresNewerDriver); the driver API keeps none."""
+    return contextlib.nullcontext() if _api(rt) is _DRIVER else internal_calls(rt)
 
 
 class _Entry:
@@ -329,7 +339,8 @@ def _containing_graph(rt, node: int) -> int:
         return 0
     graph = ctypes.c_void_p()
     try:
-        status = getattr(rt, name)(node, ctypes.byref(graph))
+        with _own_queries(rt):
+            status = getattr(rt, name)(node, ctypes.byref(graph))
     except Exception:  # a library older than the headers lacks the symbol
         return 0
     return (graph.value or 0) if status == 0 else 0
@@ -505,7 +516,8 @@ def _is_capturing(rt, stream) -> bool:
     # A query that fails (the legacy stream while another captures, say; no libcuda
     # for a driver module) means the launch itself will fail too, which reports it.
     try:
-        status = getattr(rt, api.is_capturing)(stream, ctypes.byref(state))
+        with _own_queries(rt):
+            status = getattr(rt, api.is_capturing)(stream, ctypes.byref(state))
     except LibraryNotFoundError:
         return False
     if status != 0:
@@ -540,7 +552,9 @@ def _capture_graph(rt, stream) -> int:
     # (stream, status, id, graph, then the dependencies' outputs, 2 or 3 by version)
     status, graph = ctypes.c_int(0), ctypes.c_void_p()
     rest = [None] * (len(argtypes) - 4)
-    if getattr(rt, name)(stream, ctypes.byref(status), None, ctypes.byref(graph), *rest):
+    with _own_queries(rt):
+        failed = getattr(rt, name)(stream, ctypes.byref(status), None, ctypes.byref(graph), *rest)
+    if failed:
         return 0
     return graph.value or 0
 

@@ -157,6 +157,11 @@ class Function:
         if _KERNEL in kinds and (library or _FUNCTION not in kinds):
             if library:
                 return rt.cudaKernel_t(handle)
+            if not hasattr(rt, "cudaKernel_t"):
+                raise TypeError(
+                    f"kernel {self.name!r} has no CUkernel on the CUDA {rt.CUDA_VERSION} "
+                    "runtime: cudaGetKernel is CUDA 12.1+"
+                )
             return self._look_up(rt.cudaKernel_t, "cudaGetKernel", handle)
         if _FUNCTION in kinds:
             if library:

@@ -156,6 +156,56 @@ def test_compile_link_arrays_and_callbacks_leave_no_error(rt, dev, route):
     check(rt, rt.cudaDeviceSynchronize())
     assert ran.is_set()
     _clean(rt, "cudaLaunchHostFunc")
+    called = threading.Event()
+    cudart.cudaStreamAddCallback(None, lambda stream, status, data: called.set(), None, 0)
+    check(rt, rt.cudaDeviceSynchronize())
+    assert called.is_set()
+    _clean(rt, "cudaStreamAddCallback")
+
+
+def test_host_nodes_and_driver_handles_of_functions_leave_no_error(rt, dev, route):
+    """The calls cudart makes for a host node's callable (which graph holds it: the
+    runtime's cudaGraphNodeGetContainingGraph, CUDA 13.1+, which a 13.0 driver refuses)
+    and for a Function's driver handle (cudaGetFuncBySymbol, cudaGetKernel,
+    cuKernelGetFunction) leave the last error as the program's calls left it."""
+    from cudart import driver
+
+    seen: list = []
+    graph = cudart.cudaGraphCreate(0)
+    node = cudart.cudaGraphAddHostNode(
+        graph, None, 0, cudart.cudaHostNodeParams(fn=seen.append, userData="first")
+    )
+    _clean(rt, "cudaGraphAddHostNode")
+    exec_ = cudart.cudaGraphInstantiate(graph, 0)
+    try:
+        cudart.cudaGraphHostNodeSetParams(
+            node, cudart.cudaHostNodeParams(fn=seen.append, userData="second")
+        )
+        _clean(rt, "cudaGraphHostNodeSetParams")
+        cudart.cudaGraphExecHostNodeSetParams(
+            exec_, node, cudart.cudaHostNodeParams(fn=seen.append, userData="third")
+        )
+        _clean(rt, "cudaGraphExecHostNodeSetParams")
+        cudart.cudaGraphLaunch(exec_, None)
+        check(rt, rt.cudaDeviceSynchronize())
+        assert seen == ["third"]
+    finally:
+        cudart.cudaGraphExecDestroy(exec_)
+        cudart.cudaGraphDestroy(graph)
+    _clean(rt, "the host node's graph destroyed")
+    with load_module(KERNELS / "kernels.fatbin", route=route) as module:
+        fn = module.get_function("axpy")
+        driver.cuInit(0)
+        assert driver.cuFuncGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, fn) > 0
+        _clean(rt, "a Function as a CUfunction")
+        # Its CUkernel (cudaGetKernel on the register route, 12.1+; a 12.5 runtime's
+        # registered kernel is no handle the driver's cuKernel* functions take).
+        if hasattr(rt, "cudaKernel_t"):
+            assert fn._cuda_handle_(("CUkern_st",)).value
+            _clean(rt, "a Function as a CUkernel")
+        else:
+            with pytest.raises(TypeError, match="cudaGetKernel is CUDA 12.1"):
+                driver.cuKernelGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, fn, 0)
 
 
 DRIVER_ONLY = r"""
