@@ -70,7 +70,15 @@ if TYPE_CHECKING:
 else:
     _MappingBase = Mapping
 
-__all__ = ["OptionTable", "OptionValue", "OptionsWritten", "keep_options", "options_in"]
+__all__ = [
+    "OptionTable",
+    "OptionValue",
+    "OptionsWritten",
+    "keep_options",
+    "options_in",
+    "with_written",
+    "written",
+]
 
 # Every value a `void *` slot holds is taken mod 2**64, as C's casts do.
 _SLOT = (1 << 64) - 1
@@ -140,28 +148,27 @@ class OptionsWritten(_MappingBase):
     bytes C wrote), each in/out size or count as an int, the wall time as a float. Read
     from the option values when asked (cuLinkCreate's are written until cuLinkDestroy)."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_slots",)
 
     def __init__(self, *packed: _Packed | None) -> None:
-        self._packed = tuple(p for p in packed if p is not None)
-
-    def _slots(self) -> dict[Any, tuple[_Packed, _Slot]]:
-        return {
+        # Which slots C writes is fixed by the packing; only their values are read late.
+        self._slots: dict[Any, tuple[_Packed, _Slot]] = {
             s.option: (p, s)
-            for p in self._packed
+            for p in packed
+            if p is not None
             for s in p.slots
             if s.spec.out or s.spec.kind == "log"
         }
 
     def __getitem__(self, option: Any) -> Any:
-        packed, slot = self._slots()[option]
+        packed, slot = self._slots[option]
         return _read(packed, slot)
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._slots())
+        return iter(self._slots)
 
     def __len__(self) -> int:
-        return len(self._slots())
+        return len(self._slots)
 
     def __repr__(self) -> str:
         items = ", ".join(f"{getattr(k, 'name', k)}: {v!r}" for k, v in self.items())
@@ -485,6 +492,3 @@ def keep_options(handle: Any, *packed: _Packed | None) -> None:
     kept = tuple(p for p in packed if p is not None)
     if kept:
         weakref.finalize(handle, _hold, *kept)
-
-
-__all__ += ["with_written", "written"]

@@ -36,21 +36,29 @@ def driver_param_info():
     return _libcuda or None
 
 
-def driver_params(cufunc: int) -> tuple[tuple[int, int], ...] | None:
-    """Each parameter's (offset, size) of the CUfunction at `cufunc`, or None where
-    libcuda cannot tell (no cuFuncGetParamInfo, or it refuses the handle)."""
-    query = driver_param_info()
-    if query is None:
-        return None
+def read_params(query, past_end: int) -> tuple[tuple[tuple[int, int], ...], int]:
+    """Each parameter's (offset, size) as `query(index, &offset, &size)` answers them
+    (cuFuncGetParamInfo's or cudaFuncGetParamInfo's shape), in order: with 0 where it
+    answered `past_end` after the last one, else with the status it failed with."""
     offset, size = ctypes.c_size_t(), ctypes.c_size_t()
     found: list[tuple[int, int]] = []
     while True:
-        status = query(cufunc, len(found), ctypes.byref(offset), ctypes.byref(size))
-        if status == PAST_THE_END:
-            return tuple(found)
+        status = int(query(len(found), ctypes.byref(offset), ctypes.byref(size)))
+        if status == past_end:
+            return tuple(found), 0
         if status:
-            return None
+            return tuple(found), status
         found.append((offset.value, size.value))
+
+
+def driver_params(cufunc: int) -> tuple[tuple[int, int], ...] | None:
+    """Each parameter's (offset, size) of the CUfunction at `cufunc`, or None where
+    libcuda cannot tell (no cuFuncGetParamInfo, or it refuses the handle)."""
+    driver = driver_param_info()
+    if driver is None:
+        return None
+    found, status = read_params(lambda *query: driver(cufunc, *query), PAST_THE_END)
+    return None if status else found
 
 
 def driver_param_span(cufunc: int) -> int | None:

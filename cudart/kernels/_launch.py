@@ -31,7 +31,7 @@ from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
 from .._lasterror import internal_calls
-from .._paraminfo import PAST_THE_END, driver_param_info
+from .._paraminfo import PAST_THE_END, driver_param_info, read_params
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -748,11 +748,10 @@ def param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
 
 
 def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
-    offset, size = ctypes.c_size_t(), ctypes.c_size_t()
     if exported(rt, cdll, "cudaFuncGetParamInfo"):
 
-        def query(i: int) -> int:
-            return int(rt.cudaFuncGetParamInfo(handle, i, ctypes.byref(offset), ctypes.byref(size)))
+        def query(*index_offset_size):
+            return rt.cudaFuncGetParamInfo(handle, *index_offset_size)
 
         past_end = rt.cudaErrorInvalidValue
     else:
@@ -763,17 +762,13 @@ def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
         if rt.cudaGetFuncBySymbol(ctypes.byref(cufunc), handle):
             return None
 
-        def query(i: int) -> int:
-            return int(driver(cufunc, i, ctypes.byref(offset), ctypes.byref(size)))
+        def query(*index_offset_size):
+            return driver(cufunc, *index_offset_size)
 
         past_end = PAST_THE_END
-    sizes: list[int] = []
-    while True:
-        status = query(len(sizes))
-        if status == past_end:
-            return tuple(sizes)
-        if status:
-            if not sizes:
-                return None
-            raise call_error(rt, f"cudaFuncGetParamInfo({name!r}, {len(sizes)})", status)
-        sizes.append(size.value)
+    found, status = read_params(query, past_end)
+    if status:
+        if not found:
+            return None
+        raise call_error(rt, f"cudaFuncGetParamInfo({name!r}, {len(found)})", status)
+    return tuple(size for _offset, size in found)

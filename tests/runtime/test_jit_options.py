@@ -442,7 +442,7 @@ def test_link_options_are_kept_with_the_state(libcuda):
         """
         import gc, weakref
         state, written = driver.cuLinkCreate(options={driver.CU_JIT_INFO_LOG_BUFFER: 64})
-        kept = weakref.ref(written._packed[0])
+        kept = weakref.ref(written._slots[driver.CU_JIT_INFO_LOG_BUFFER][0])  # its group
         del written
         gc.collect()
         alive = kept() is not None
