@@ -71,9 +71,10 @@ _Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cuda
 #define CUDART_V(version) 1
 #endif
 
-/* A row of a view's tables (below): `variant` is the suffix of the text that view takes,
- * empty where all of this file's minors share one (else the first such minor's, _12040).
- * A row written out was 150 bytes, a tenth of the file over its views. */
+/* A row of the major's function and checked tables (below), one per text: `variant` is
+ * the suffix of that text, empty where all of this file's minors share one (else the
+ * first such minor's, _12040); the views list the rows they take. A row written out was
+ * 150 bytes, a tenth of the file over its views. */
 #define CUDART_METHOD(name, variant) \
     {#name, (PyCFunction)(void (*)(void))cudart_fn_##name##variant, METH_FASTCALL, \
      cudart_doc_##name##variant}
